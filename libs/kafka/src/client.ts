@@ -1,0 +1,21 @@
+import { Kafka, logLevel } from 'kafkajs';
+import type { KafkaConfig } from 'kafkajs';
+
+import { brokersFromEnv } from './config';
+
+export interface KafkaClientOptions {
+  clientId: string;
+  brokers?: string[];
+  /** kafkajs' own logger is noisy and unstructured; apps pass their own level. */
+  logLevel?: logLevel;
+  retry?: KafkaConfig['retry'];
+}
+
+export function createKafka(options: KafkaClientOptions): Kafka {
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers ?? brokersFromEnv(),
+    logLevel: options.logLevel ?? logLevel.WARN,
+    retry: options.retry ?? { initialRetryTime: 100, retries: 8 },
+  });
+}

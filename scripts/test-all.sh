@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite: static checks, unit tests, then integration tests against the real
+# broker and PostgreSQL. Starts what is missing and stops only what it started.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+started_kafka=""
+cleanup() {
+  if [[ -n "$started_kafka" ]]; then npm run --silent kafka:down || true; fi
+}
+trap cleanup EXIT
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "static checks: format, lint, typecheck"
+npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "run: npm run format" >&2; exit 1; }
+npx nx run-many -t lint typecheck --outputStyle=stream-without-prefixes
+
+step "unit tests"
+npx nx run-many -t test --outputStyle=stream-without-prefixes
+
+step "services: PostgreSQL and the local Kafka broker"
+bash scripts/ensure-postgres.sh
+if ! [[ -f .local/kafka/broker.pid ]] || ! kill -0 "$(cat .local/kafka/broker.pid)" 2>/dev/null; then
+  started_kafka=yes
+fi
+npm run --silent kafka:up
+
+step "integration tests (real Kafka, real PostgreSQL)"
+npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes
+
+step "all tests passed"
