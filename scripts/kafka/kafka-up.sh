@@ -50,8 +50,13 @@ fi
 if [[ ! -f "$libs/.complete" ]]; then
   say "fetching the broker's jars from Maven Central into $libs (once)"
   rm -rf "$libs"
-  mvn -B -q -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$libs"
+  mvn -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs" >"$home/maven.log" 2>&1 || {
+    say "Maven could not fetch the broker; see $home/maven.log"
+    tail -n 20 "$home/maven.log" >&2
+    exit 1
+  }
+  say "$(find "$libs" -name '*.jar' | wc -l) jars cached"
   touch "$libs/.complete"
 fi
 
