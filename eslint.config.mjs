@@ -92,7 +92,10 @@ export default tseslint.config(
   {
     // Tool configuration, not product code: it loads the shared CommonJS preset by path.
     files: ['**/jest*.config.ts'],
-    rules: { '@nx/enforce-module-boundaries': 'off', '@typescript-eslint/no-require-imports': 'off' },
+    rules: {
+      '@nx/enforce-module-boundaries': 'off',
+      '@typescript-eslint/no-require-imports': 'off',
+    },
   },
   prettier,
 );
