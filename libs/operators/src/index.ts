@@ -1,0 +1,31 @@
+export { aggregateAll, aggregatorFor } from './aggregate/aggregators';
+export type { Accumulator, Aggregator } from './aggregate/aggregators';
+export { DEFAULT_GROUP, NO_GROUP } from './aggregate/aggregate-input';
+export type { AggregateExtractor, AggregateInput } from './aggregate/aggregate-input';
+export { exactSumAdd, exactSumValue } from './aggregate/exact-sum';
+export { emptyCounters, resetCounters } from './counters';
+export type { PipelineCounters } from './counters';
+export { compileGetter, compileSetter, ownEnvelope } from './paths';
+export { compilePipeline } from './pipeline';
+export type {
+  CompiledPipeline,
+  CompileOptions,
+  StageFactoryOptions,
+  StatefulSpec,
+} from './pipeline';
+export { PipelineRun, statelessKey } from './pipeline-run';
+export type { DeadLetter, RunSink } from './pipeline-run';
+export { runReference } from './reference';
+export type { KeyedRecord, ReferenceResult } from './reference';
+export { WATERMARK_KEY, groupStateKey, resultKey } from './stateful/stage';
+export type {
+  LateRecord,
+  StageEmitter,
+  StageInput,
+  StateEntry,
+  StatefulStage,
+} from './stateful/stage';
+export { DEFAULT_ENRICH_KEY, lookupTablesFrom, NO_LOOKUPS } from './stateless/enrich';
+export type { LookupTables } from './stateless/enrich';
+export { FAILED, FILTERED, PASS, SKIPPED } from './step';
+export type { Verdict, WorkItem } from './step';

@@ -1,0 +1,201 @@
+// Compiles a validated definition once into closures: the stateless steps, the reading side of
+// a stateful operator, and a factory for its state. Nothing walks the definition per event.
+import type {
+  Operator,
+  PipelineDefinition,
+  ReduceOperator,
+  WindowOperator,
+} from '@sluice/contracts';
+
+import { compileAggregateInput } from './aggregate/aggregate-input';
+import type { AggregateExtractor } from './aggregate/aggregate-input';
+import { aggregatorFor } from './aggregate/aggregators';
+import type { PipelineCounters } from './counters';
+import { HoppingWindowStage } from './stateful/hopping-window-stage';
+import { ReduceStage } from './stateful/reduce-stage';
+import { SessionWindowStage } from './stateful/session-window-stage';
+import type { StageEmitter, StatefulStage } from './stateful/stage';
+import { compileBranch } from './stateless/branch';
+import { compileEnrich, NO_LOOKUPS } from './stateless/enrich';
+import type { LookupTables } from './stateless/enrich';
+import { compileFilter } from './stateless/filter';
+import { compileMap } from './stateless/map';
+import { PASS } from './step';
+import type { Step, Verdict, WorkItem } from './step';
+
+export interface CompileOptions {
+  /** Tables for enrich operators; without them every lookup misses. */
+  lookups?: LookupTables;
+}
+
+export interface StageFactoryOptions {
+  emitter: StageEmitter;
+  counters: PipelineCounters;
+  trackChanges?: boolean;
+}
+
+/** The stateful tail of a pipeline: a reduce, or a window over a reduce. */
+export interface StatefulSpec {
+  readonly kind: 'reduce' | 'window';
+  /** Reads an event's group and value (after the stateless steps). */
+  readonly extract: AggregateExtractor;
+  /** The `group_by` paths: the processor repartitions unless they are the record key already. */
+  readonly groupBy: readonly string[];
+  readonly latenessMs: number;
+  readonly idleTimeoutMs: number | undefined;
+  createStage(options: StageFactoryOptions): StatefulStage;
+}
+
+export interface CompiledPipeline {
+  readonly id: string;
+  readonly definition: PipelineDefinition;
+  readonly enabled: boolean;
+  /** Whether the stateless steps write to the event (they then get a copy of their own). */
+  readonly mutates: boolean;
+  accepts(eventType: string): boolean;
+  /** Runs the stateless steps in order; stops at the first that does not pass. */
+  runStateless(item: WorkItem): Verdict;
+  readonly stateful: StatefulSpec | undefined;
+}
+
+export function compilePipeline(
+  definition: PipelineDefinition,
+  options: CompileOptions = {},
+): CompiledPipeline {
+  const lookups = options.lookups ?? NO_LOOKUPS;
+  const steps: Step[] = [];
+  let stateful: StatefulSpec | undefined;
+  let mutates = false;
+  definition.operators.forEach((operator, index) => {
+    const label = `operators[${index}] (${operator.type})`;
+    if (operator.type === 'reduce' || operator.type === 'window') {
+      stateful = compileStateful(definition.id, operator, label);
+      return;
+    }
+    mutates ||= operator.type !== 'filter';
+    steps.push(compileStep(operator, label, lookups));
+  });
+
+  const types = new Set(definition.source_event_types);
+  const accepts = types.size === 0 ? () => true : (eventType: string) => types.has(eventType);
+
+  return {
+    id: definition.id,
+    definition,
+    enabled: definition.enabled,
+    mutates,
+    accepts,
+    runStateless: chain(steps),
+    stateful,
+  };
+}
+
+function compileStep(
+  operator: Exclude<Operator, ReduceOperator | WindowOperator>,
+  label: string,
+  lookups: LookupTables,
+): Step {
+  switch (operator.type) {
+    case 'filter':
+      return compileFilter(operator, label);
+    case 'map':
+      return compileMap(operator, label);
+    case 'branch':
+      return compileBranch(operator, label);
+    case 'enrich':
+      return compileEnrich(operator, label, lookups);
+  }
+}
+
+/** One function for the whole chain, unrolled for the short chains most pipelines have. */
+function chain(steps: Step[]): (item: WorkItem) => Verdict {
+  const [a, b, c] = steps;
+  switch (steps.length) {
+    case 0:
+      return () => PASS;
+    case 1:
+      return a!;
+    case 2:
+      return (item) => {
+        const verdict = a!(item);
+        return verdict === PASS ? b!(item) : verdict;
+      };
+    case 3:
+      return (item) => {
+        let verdict = a!(item);
+        if (verdict !== PASS) return verdict;
+        verdict = b!(item);
+        return verdict === PASS ? c!(item) : verdict;
+      };
+    default:
+      return (item) => {
+        for (let i = 0; i < steps.length; i++) {
+          const verdict = steps[i]!(item);
+          if (verdict !== PASS) return verdict;
+        }
+        return PASS;
+      };
+  }
+}
+
+const SECOND = 1000;
+
+function compileStateful(
+  pipelineId: string,
+  operator: ReduceOperator | WindowOperator,
+  label: string,
+): StatefulSpec {
+  const reduce = operator.type === 'reduce' ? operator : operator.aggregation;
+  const reduceLabel =
+    operator.type === 'reduce' ? label : `${label.replace(' (window)', '')}.aggregation (reduce)`;
+  const aggregator = aggregatorFor(reduce.function);
+  const groupBy =
+    reduce.group_by === undefined
+      ? []
+      : typeof reduce.group_by === 'string'
+        ? [reduce.group_by]
+        : reduce.group_by;
+  const extract = compileAggregateInput(reduce, reduceLabel);
+
+  if (operator.type === 'reduce') {
+    return {
+      kind: 'reduce',
+      extract,
+      groupBy,
+      latenessMs: 0,
+      idleTimeoutMs: undefined,
+      createStage: (options) => new ReduceStage({ ...options, pipelineId, aggregator }),
+    };
+  }
+
+  const { config } = operator;
+  const latenessMs = Math.round((config.allowed_lateness_seconds ?? 0) * SECOND);
+  const idleTimeoutMs =
+    config.idle_timeout_seconds === undefined
+      ? undefined
+      : Math.round(config.idle_timeout_seconds * SECOND);
+  const emitUpdates = operator.emit === 'update';
+  const base = { pipelineId, aggregator, latenessMs, idleTimeoutMs, emitUpdates };
+  if (config.window_type === 'session') {
+    const gapMs = Math.round(config.session_timeout_seconds! * SECOND);
+    return {
+      kind: 'window',
+      extract,
+      groupBy,
+      latenessMs,
+      idleTimeoutMs,
+      createStage: (options) => new SessionWindowStage({ ...options, ...base, gapMs }),
+    };
+  }
+  const sizeMs = Math.round(config.size_seconds! * SECOND);
+  const slideMs =
+    config.window_type === 'sliding' ? Math.round(config.slide_seconds! * SECOND) : sizeMs;
+  return {
+    kind: 'window',
+    extract,
+    groupBy,
+    latenessMs,
+    idleTimeoutMs,
+    createStage: (options) => new HoppingWindowStage({ ...options, ...base, sizeMs, slideMs }),
+  };
+}

@@ -1,0 +1,87 @@
+import type { EventEnvelope, ReduceResult, WindowResult } from '@sluice/contracts';
+
+/** One event's contribution to a stateful operator, after the stateless steps ran. */
+export interface StageInput {
+  group: string | null;
+  route: string | undefined;
+  value: number;
+  /** Event time, epoch ms. */
+  time: number;
+  /** The (transformed) event, kept only to report it if it is late. */
+  envelope: EventEnvelope;
+}
+
+/** An event that arrived after every window it belongs to had fired (DESIGN §3). */
+export interface LateRecord {
+  pipeline_id: string;
+  group: string | null;
+  route?: string;
+  event_time: string;
+  watermark: string;
+  event: EventEnvelope;
+}
+
+/** Where a stage sends what it produces. Keys are the result keys of DESIGN §3. */
+export interface StageEmitter {
+  result(key: string, record: ReduceResult | WindowResult): void;
+  late(key: string, record: LateRecord): void;
+}
+
+/** A state change to mirror to the changelog: `value: null` is a deletion (a tombstone). */
+export interface StateEntry {
+  key: string;
+  value: unknown;
+}
+
+/**
+ * A stateful operator (reduce or window) for the groups of one input partition. Its state is
+ * plain data addressed by string keys, so it can be mirrored to a compacted changelog topic and
+ * restored key by key.
+ */
+export interface StatefulStage {
+  add(input: StageInput): void;
+  /**
+   * The input's event time advanced (for a partition fed by several upstreams: the minimum over
+   * them of the largest event time each has seen). Windows whose end the watermark (this time
+   * minus the allowed lateness) reaches fire.
+   */
+  advanceTo(eventTime: number): void;
+  /** The wall clock ticked: a stage idle past `idle_timeout_seconds` flushes its windows. */
+  onWallClock(now: number): void;
+  /** End of input: every open window fires (the reference run's last step). */
+  flush(): void;
+  /** The current watermark, epoch ms (-Infinity before any event time). */
+  watermark(): number;
+  /** Number of state entries (windows, sessions or groups) held. */
+  size(): number;
+  /** Changes since the last call (only when created with `trackChanges`). */
+  drainChanges(): StateEntry[];
+  /** Every state entry, for a full snapshot. */
+  snapshot(): StateEntry[];
+  snapshotKey(key: string): unknown;
+  /** Applies entries in order (a later entry for a key wins; `null` deletes). */
+  restore(entries: Iterable<StateEntry>): void;
+  clear(): void;
+}
+
+export const WATERMARK_KEY = '~watermark';
+
+/** The state key of a (route, group) pair; unambiguous for any strings. */
+export function groupStateKey(route: string | undefined, group: string | null): string {
+  const groupPart = group === null ? 'n' : `g${group}`;
+  return route === undefined ? groupPart : `r${route.length}:${route}${groupPart}`;
+}
+
+/** DESIGN §3: a result's key is its group key (null group: the pipeline id), route first if any. */
+export function resultKey(
+  pipelineId: string,
+  route: string | undefined,
+  group: string | null,
+): string {
+  const groupKey = group ?? pipelineId;
+  return route === undefined ? groupKey : `${route}/${groupKey}`;
+}
+
+export function iso(time: number): string {
+  return new Date(time).toISOString();
+}
