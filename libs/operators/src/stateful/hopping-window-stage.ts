@@ -149,7 +149,9 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshot(): StateEntry[] {
-    const entries: StateEntry[] = [{ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) }];
+    const entries: StateEntry[] = [];
+    if (Number.isFinite(this.wm))
+      entries.push({ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) });
     for (const [start, cells] of this.windows) {
       for (const stateKey of cells.keys()) {
         const key = cellKey(start, stateKey);
@@ -160,7 +162,8 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshotKey(key: string): unknown {
-    if (key === WATERMARK_KEY) return { watermark: watermarkToJson(this.wm) };
+    if (key === WATERMARK_KEY)
+      return Number.isFinite(this.wm) ? { watermark: watermarkToJson(this.wm) } : undefined;
     const { start, stateKey } = parseCellKey(key);
     const cell = this.windows.get(start)?.get(stateKey);
     if (cell === undefined) return undefined;

@@ -157,7 +157,9 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshot(): StateEntry[] {
-    const entries: StateEntry[] = [{ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) }];
+    const entries: StateEntry[] = [];
+    if (Number.isFinite(this.wm))
+      entries.push({ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) });
     for (const stateKey of this.groups.keys()) {
       const key = groupKey(stateKey);
       entries.push({ key, value: this.snapshotKey(key) });
@@ -166,7 +168,8 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshotKey(key: string): unknown {
-    if (key === WATERMARK_KEY) return { watermark: watermarkToJson(this.wm) };
+    if (key === WATERMARK_KEY)
+      return Number.isFinite(this.wm) ? { watermark: watermarkToJson(this.wm) } : undefined;
     const entry = this.groups.get(parseGroupKey(key));
     if (entry === undefined) return undefined;
     const json: GroupSessionsJson = {
