@@ -92,12 +92,12 @@ export function toEvent(value: unknown, recordTimestamp?: number): DecodeResult 
   } else {
     return { ok: false, reason: 'timestamp must be an ISO-8601 string or epoch milliseconds' };
   }
-  for (const key of ['id', 'entity_id', 'tenant_id'] as const) {
-    const field = envelope[key];
-    if (field !== undefined && field !== null && typeof field !== 'string') {
-      return { ok: false, reason: `${key} must be a string` };
-    }
-  }
+  // Unrolled: a loop over a literal array would allocate it on every event.
+  if (!optionalString(envelope.id)) return { ok: false, reason: 'id must be a string' };
+  if (!optionalString(envelope.entity_id))
+    return { ok: false, reason: 'entity_id must be a string' };
+  if (!optionalString(envelope.tenant_id))
+    return { ok: false, reason: 'tenant_id must be a string' };
   const metadata = envelope.metadata;
   if (
     metadata !== undefined &&
@@ -171,6 +171,10 @@ export function parseIsoTimestamp(text: string): number {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|[Zz])$/.test(text))
     return NaN;
   return Date.parse(text);
+}
+
+function optionalString(value: unknown): boolean {
+  return value === undefined || value === null || typeof value === 'string';
 }
 
 function digits(text: string, start: number, count: number): number {

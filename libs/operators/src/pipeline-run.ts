@@ -117,7 +117,10 @@ export function statelessKey(pipelineId: string, envelope: EventEnvelope): strin
 }
 
 function statelessResult(pipelineId: string, item: WorkItem): EventResult {
-  const result: EventResult = { ...item.envelope, pipeline_id: pipelineId };
+  // Not `{ ...envelope, pipeline_id }`: V8 takes a slow path for a spread followed by a new
+  // property (about 15 times slower here, bench/operators.bench.ts).
+  const result = Object.assign({}, item.envelope) as EventResult;
+  result.pipeline_id = pipelineId;
   if (item.route !== undefined) result.route = item.route;
   return result;
 }

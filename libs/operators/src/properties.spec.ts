@@ -36,13 +36,11 @@ const windowArb: fc.Arbitrary<WindowSpec> = fc.oneof(
   fc
     .integer({ min: 1, max: 120 })
     .map((size) => ({ window_type: 'tumbling' as const, size_seconds: size })),
-  fc
-    .tuple(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 4 }))
-    .map(([slide, k]) => ({
-      window_type: 'sliding' as const,
-      size_seconds: slide * k,
-      slide_seconds: slide,
-    })),
+  fc.tuple(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 4 })).map(([slide, k]) => ({
+    window_type: 'sliding' as const,
+    size_seconds: slide * k,
+    slide_seconds: slide,
+  })),
   fc
     .integer({ min: 1, max: 60 })
     .map((gap) => ({ window_type: 'session' as const, session_timeout_seconds: gap })),

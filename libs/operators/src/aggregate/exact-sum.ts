@@ -6,7 +6,8 @@
 /** Adds `x` (finite) to the partials in place. */
 export function exactSumAdd(partials: number[], x: number): void {
   let count = 0;
-  for (let j = 0; j < partials.length; j++) {
+  const length = partials.length;
+  for (let j = 0; j < length; j++) {
     let y = partials[j]!;
     if (Math.abs(x) < Math.abs(y)) {
       const t = x;
@@ -18,8 +19,13 @@ export function exactSumAdd(partials: number[], x: number): void {
     if (lo !== 0) partials[count++] = lo;
     x = hi;
   }
-  partials.length = count;
-  partials.push(x);
+  // Usually one partial is replaced in place: avoid resizing the array then.
+  if (count === length) {
+    partials.push(x);
+  } else {
+    partials[count] = x;
+    if (count + 1 < length) partials.length = count + 1;
+  }
 }
 
 /** The correctly rounded value of the exact sum the partials represent. */

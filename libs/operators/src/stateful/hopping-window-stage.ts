@@ -1,8 +1,9 @@
 import { copyAcc } from '../aggregate/aggregators';
 import type { Accumulator } from '../aggregate/aggregators';
+import { GroupTable } from './group-table';
 import { MinHeap } from './min-heap';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
-import { WATERMARK_KEY, groupStateKey } from './stage';
+import { WATERMARK_KEY, groupStateKey, parseGroupStateKey } from './stage';
 import { StageBase, watermarkFromJson, watermarkToJson } from './stage-base';
 import type { StageOptions } from './stage-base';
 
@@ -13,12 +14,6 @@ export interface HoppingWindowOptions extends StageOptions {
   latenessMs: number;
   idleTimeoutMs?: number;
   emitUpdates: boolean;
-}
-
-interface Cell {
-  group: string | null;
-  route: string | undefined;
-  acc: Accumulator;
 }
 
 interface CellJson {
@@ -39,9 +34,12 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   private readonly lateness: number;
   private readonly idleTimeout: number | undefined;
   private readonly emitUpdates: boolean;
-  /** Open windows by start, each with its cells by (route, group) state key. */
-  private readonly windows = new Map<number, Map<string, Cell>>();
+  /** Open windows by start, each with an accumulator per (route, group). */
+  private readonly windows = new Map<number, GroupTable<Accumulator>>();
   private readonly starts = new MinHeap<number>();
+  /** Most events fall in the window the previous one did: skip the lookup by start. */
+  private lastStart = NaN;
+  private lastCells: GroupTable<Accumulator> | undefined;
   private wm = -Infinity;
   private activeSinceTick = false;
   private lastActivity: number | undefined;
@@ -57,33 +55,38 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   }
 
   add(input: StageInput): void {
-    const { time, value } = input;
+    const { time, value, route, group } = input;
     const size = this.sizeMs;
-    const lastStart = time - (time % this.slide);
-    const stateKey = groupStateKey(input.route, input.group);
     let landed = false;
-    for (let start = lastStart; start + size > time; start -= this.slide) {
+    for (let start = time - (time % this.slide); start + size > time; start -= this.slide) {
       if (start + size <= this.wm) continue;
       landed = true;
-      let cells = this.windows.get(start);
-      if (cells === undefined) {
-        cells = new Map();
-        this.windows.set(start, cells);
-        this.starts.push(start, start);
-      }
-      let cell = cells.get(stateKey);
-      if (cell === undefined) {
-        cell = { group: input.group, route: input.route, acc: this.aggregator.create() };
-        cells.set(stateKey, cell);
+      const cells = this.cellsFor(start);
+      let acc = cells.get(route, group);
+      if (acc === undefined) {
+        acc = this.aggregator.create();
+        cells.set(route, group, acc);
         this.cellCount += 1;
       }
-      this.aggregator.add(cell.acc, value);
-      if (this.tracking) this.touch(cellKey(start, stateKey));
-      if (this.emitUpdates)
-        this.emitWindow(cell.group, cell.route, start, start + size, cell.acc, false);
+      this.aggregator.add(acc, value);
+      if (this.tracking) this.touch(cellKey(start, groupStateKey(route, group)));
+      if (this.emitUpdates) this.emitWindow(group, route, start, start + size, acc, false);
     }
     if (!landed) this.emitLate(input, this.wm);
     this.activeSinceTick = true;
+  }
+
+  private cellsFor(start: number): GroupTable<Accumulator> {
+    if (start === this.lastStart) return this.lastCells!;
+    let cells = this.windows.get(start);
+    if (cells === undefined) {
+      cells = new GroupTable();
+      this.windows.set(start, cells);
+      this.starts.push(start, start);
+    }
+    this.lastStart = start;
+    this.lastCells = cells;
+    return cells;
   }
 
   advanceTo(eventTime: number): void {
@@ -139,13 +142,19 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
       const cells = this.windows.get(start);
       if (cells === undefined) continue;
       this.windows.delete(start);
+      if (start === this.lastStart) this.forgetLastWindow();
       this.cellCount -= cells.size;
       const end = start + this.sizeMs;
-      for (const [stateKey, cell] of cells) {
-        this.emitWindow(cell.group, cell.route, start, end, cell.acc, true);
-        if (this.tracking) this.touch(cellKey(start, stateKey));
+      for (const [route, group, acc] of cells.entries()) {
+        this.emitWindow(group, route, start, end, acc, true);
+        if (this.tracking) this.touch(cellKey(start, groupStateKey(route, group)));
       }
     }
+  }
+
+  private forgetLastWindow(): void {
+    this.lastStart = NaN;
+    this.lastCells = undefined;
   }
 
   snapshot(): StateEntry[] {
@@ -153,8 +162,8 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
     if (Number.isFinite(this.wm))
       entries.push({ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) });
     for (const [start, cells] of this.windows) {
-      for (const stateKey of cells.keys()) {
-        const key = cellKey(start, stateKey);
+      for (const [route, group] of cells.entries()) {
+        const key = cellKey(start, groupStateKey(route, group));
         entries.push({ key, value: this.snapshotKey(key) });
       }
     }
@@ -164,15 +173,16 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   snapshotKey(key: string): unknown {
     if (key === WATERMARK_KEY)
       return Number.isFinite(this.wm) ? { watermark: watermarkToJson(this.wm) } : undefined;
-    const { start, stateKey } = parseCellKey(key);
-    const cell = this.windows.get(start)?.get(stateKey);
-    if (cell === undefined) return undefined;
-    const json: CellJson = { group: cell.group, start, acc: copyAcc(cell.acc) };
-    if (cell.route !== undefined) json.route = cell.route;
+    const { start, route, group } = parseCellKey(key);
+    const acc = this.windows.get(start)?.get(route, group);
+    if (acc === undefined) return undefined;
+    const json: CellJson = { group, start, acc: copyAcc(acc) };
+    if (route !== undefined) json.route = route;
     return json;
   }
 
   restore(entries: Iterable<StateEntry>): void {
+    this.forgetLastWindow();
     for (const { key, value } of entries) {
       if (key === WATERMARK_KEY) {
         this.wm =
@@ -181,21 +191,20 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
             : watermarkFromJson((value as { watermark: unknown }).watermark);
         continue;
       }
-      const { start, stateKey } = parseCellKey(key);
+      const { start, route, group } = parseCellKey(key);
       let cells = this.windows.get(start);
       if (value === null || value === undefined) {
-        if (cells?.delete(stateKey)) this.cellCount -= 1;
+        if (cells?.delete(route, group)) this.cellCount -= 1;
         if (cells?.size === 0) this.windows.delete(start);
         continue;
       }
-      const json = value as CellJson;
       if (cells === undefined) {
-        cells = new Map();
+        cells = new GroupTable();
         this.windows.set(start, cells);
         this.starts.push(start, start);
       }
-      if (!cells.has(stateKey)) this.cellCount += 1;
-      cells.set(stateKey, { group: json.group, route: json.route, acc: copyAcc(json.acc) });
+      if (cells.get(route, group) === undefined) this.cellCount += 1;
+      cells.set(route, group, copyAcc((value as CellJson).acc));
     }
   }
 
@@ -204,6 +213,7 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
     if (this.tracking) for (const { key } of this.snapshot()) this.touch(key);
     this.windows.clear();
     this.starts.clear();
+    this.forgetLastWindow();
     this.cellCount = 0;
     this.wm = -Infinity;
   }
@@ -213,8 +223,12 @@ function cellKey(start: number, stateKey: string): string {
   return `w${start}|${stateKey}`;
 }
 
-function parseCellKey(key: string): { start: number; stateKey: string } {
+function parseCellKey(key: string): {
+  start: number;
+  route: string | undefined;
+  group: string | null;
+} {
   const bar = key.indexOf('|');
   if (key[0] !== 'w' || bar < 0) throw new Error(`not a window state key: ${key}`);
-  return { start: Number(key.slice(1, bar)), stateKey: key.slice(bar + 1) };
+  return { start: Number(key.slice(1, bar)), ...parseGroupStateKey(key.slice(bar + 1)) };
 }

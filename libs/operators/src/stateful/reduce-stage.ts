@@ -1,14 +1,11 @@
 import { copyAcc } from '../aggregate/aggregators';
+import type { ReduceResult } from '@sluice/contracts';
+
 import type { Accumulator } from '../aggregate/aggregators';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
-import { groupStateKey, resultKey } from './stage';
+import { GroupTable } from './group-table';
+import { groupStateKey, parseGroupStateKey, resultKey } from './stage';
 import { StageBase } from './stage-base';
-
-interface GroupState {
-  group: string | null;
-  route: string | undefined;
-  acc: Accumulator;
-}
 
 interface GroupStateJson {
   group: string | null;
@@ -21,25 +18,26 @@ interface GroupStateJson {
  * the group's latest value (DESIGN §3), so the output topic can be compacted. Time plays no part.
  */
 export class ReduceStage extends StageBase implements StatefulStage {
-  private readonly groups = new Map<string, GroupState>();
+  private readonly groups = new GroupTable<Accumulator>();
 
   add(input: StageInput): void {
-    const stateKey = groupStateKey(input.route, input.group);
-    let state = this.groups.get(stateKey);
-    if (state === undefined) {
-      state = { group: input.group, route: input.route, acc: this.aggregator.create() };
-      this.groups.set(stateKey, state);
+    const { route, group } = input;
+    let acc = this.groups.get(route, group);
+    if (acc === undefined) {
+      acc = this.aggregator.create();
+      this.groups.set(route, group, acc);
     }
-    this.aggregator.add(state.acc, input.value);
-    if (this.tracking) this.touch(reduceKey(stateKey));
+    this.aggregator.add(acc, input.value);
+    if (this.tracking) this.touch(reduceKey(groupStateKey(route, group)));
     this.counters.emitted += 1;
-    this.emitter.result(resultKey(this.pipelineId, state.route, state.group), {
+    const result: ReduceResult = {
       pipeline_id: this.pipelineId,
-      group: state.group,
+      group,
       function: this.fn,
-      value: this.aggregator.result(state.acc),
-      ...(state.route === undefined ? {} : { route: state.route }),
-    });
+      value: this.aggregator.result(acc),
+    };
+    if (route !== undefined) result.route = route;
+    this.emitter.result(resultKey(this.pipelineId, route, group), result);
   }
 
   advanceTo(): void {}
@@ -57,29 +55,26 @@ export class ReduceStage extends StageBase implements StatefulStage {
   }
 
   snapshot(): StateEntry[] {
-    return [...this.groups.keys()].map((stateKey) => {
-      const key = reduceKey(stateKey);
+    return [...this.groups.entries()].map(([route, group]) => {
+      const key = reduceKey(groupStateKey(route, group));
       return { key, value: this.snapshotKey(key) };
     });
   }
 
   snapshotKey(key: string): unknown {
-    const state = this.groups.get(parseReduceKey(key));
-    if (state === undefined) return undefined;
-    const json: GroupStateJson = { group: state.group, acc: copyAcc(state.acc) };
-    if (state.route !== undefined) json.route = state.route;
+    const { route, group } = parseGroupStateKey(parseReduceKey(key));
+    const acc = this.groups.get(route, group);
+    if (acc === undefined) return undefined;
+    const json: GroupStateJson = { group, acc: copyAcc(acc) };
+    if (route !== undefined) json.route = route;
     return json;
   }
 
   restore(entries: Iterable<StateEntry>): void {
     for (const { key, value } of entries) {
-      const stateKey = parseReduceKey(key);
-      if (value === null || value === undefined) {
-        this.groups.delete(stateKey);
-        continue;
-      }
-      const json = value as GroupStateJson;
-      this.groups.set(stateKey, { group: json.group, route: json.route, acc: copyAcc(json.acc) });
+      const { route, group } = parseGroupStateKey(parseReduceKey(key));
+      if (value === null || value === undefined) this.groups.delete(route, group);
+      else this.groups.set(route, group, copyAcc((value as GroupStateJson).acc));
     }
   }
 

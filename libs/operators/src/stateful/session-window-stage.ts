@@ -2,7 +2,8 @@ import { copyAcc } from '../aggregate/aggregators';
 import type { Accumulator } from '../aggregate/aggregators';
 import { MinHeap } from './min-heap';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
-import { WATERMARK_KEY, groupStateKey } from './stage';
+import { GroupTable } from './group-table';
+import { WATERMARK_KEY, groupStateKey, parseGroupStateKey } from './stage';
 import { StageBase, watermarkFromJson, watermarkToJson } from './stage-base';
 import type { StageOptions } from './stage-base';
 
@@ -17,13 +18,6 @@ interface Session {
   start: number;
   end: number;
   acc: Accumulator;
-}
-
-interface GroupSessions {
-  group: string | null;
-  route: string | undefined;
-  /** Open sessions, disjoint and sorted by start. */
-  sessions: Session[];
 }
 
 interface GroupSessionsJson {
@@ -42,9 +36,15 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   private readonly lateness: number;
   private readonly idleTimeout: number | undefined;
   private readonly emitUpdates: boolean;
-  private readonly groups = new Map<string, GroupSessions>();
+  /** Open sessions per (route, group), disjoint and sorted by start. */
+  private readonly groups = new GroupTable<Session[]>();
   /** Session ends to fire; entries for sessions merged away are skipped when popped. */
-  private readonly ends = new MinHeap<{ stateKey: string; start: number; end: number }>();
+  private readonly ends = new MinHeap<{
+    route: string | undefined;
+    group: string | null;
+    start: number;
+    end: number;
+  }>();
   private wm = -Infinity;
   private activeSinceTick = false;
   private lastActivity: number | undefined;
@@ -66,16 +66,12 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
       this.emitLate(input, this.wm);
       return;
     }
-    const stateKey = groupStateKey(input.route, input.group);
-    let entry = this.groups.get(stateKey);
-    if (entry === undefined) {
-      entry = { group: input.group, route: input.route, sessions: [] };
-      this.groups.set(stateKey, entry);
-    }
+    const { route, group } = input;
+    const sessions = this.groups.get(route, group) ?? [];
     const merged: Session = { start, end, acc: this.aggregator.create() };
     this.aggregator.add(merged.acc, input.value);
     const kept: Session[] = [];
-    for (const session of entry.sessions) {
+    for (const session of sessions) {
       if (session.start <= merged.end && session.end >= merged.start) {
         merged.start = Math.min(merged.start, session.start);
         merged.end = Math.max(merged.end, session.end);
@@ -87,12 +83,12 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
     }
     const at = kept.findIndex((session) => session.start > merged.start);
     kept.splice(at < 0 ? kept.length : at, 0, merged);
-    entry.sessions = kept;
+    this.groups.set(route, group, kept);
     this.sessionCount += 1;
-    this.ends.push(merged.end, { stateKey, start: merged.start, end: merged.end });
-    if (this.tracking) this.touch(groupKey(stateKey));
+    this.ends.push(merged.end, { route, group, start: merged.start, end: merged.end });
+    if (this.tracking) this.touch(sessionsKey(groupStateKey(route, group)));
     if (this.emitUpdates)
-      this.emitWindow(entry.group, entry.route, merged.start, merged.end, merged.acc, false);
+      this.emitWindow(group, route, merged.start, merged.end, merged.acc, false);
   }
 
   advanceTo(eventTime: number): void {
@@ -123,8 +119,8 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   /** Fires every open session and moves the watermark to the latest end among them. */
   flush(): void {
     let latestEnd = this.wm;
-    for (const entry of this.groups.values()) {
-      for (const session of entry.sessions) latestEnd = Math.max(latestEnd, session.end);
+    for (const [, , sessions] of this.groups.entries()) {
+      for (const session of sessions) latestEnd = Math.max(latestEnd, session.end);
     }
     if (latestEnd > this.wm) {
       this.wm = latestEnd;
@@ -143,16 +139,15 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
 
   private fireUntil(watermark: number): void {
     while (this.ends.peekPriority() <= watermark) {
-      const due = this.ends.pop()!;
-      const entry = this.groups.get(due.stateKey);
-      const index =
-        entry?.sessions.findIndex((s) => s.start === due.start && s.end === due.end) ?? -1;
-      if (entry === undefined || index < 0) continue;
-      const [session] = entry.sessions.splice(index, 1);
+      const { route, group, start, end } = this.ends.pop()!;
+      const sessions = this.groups.get(route, group);
+      const index = sessions?.findIndex((s) => s.start === start && s.end === end) ?? -1;
+      if (sessions === undefined || index < 0) continue;
+      const [session] = sessions.splice(index, 1);
       this.sessionCount -= 1;
-      if (entry.sessions.length === 0) this.groups.delete(due.stateKey);
-      this.emitWindow(entry.group, entry.route, session!.start, session!.end, session!.acc, true);
-      if (this.tracking) this.touch(groupKey(due.stateKey));
+      if (sessions.length === 0) this.groups.delete(route, group);
+      this.emitWindow(group, route, start, end, session!.acc, true);
+      if (this.tracking) this.touch(sessionsKey(groupStateKey(route, group)));
     }
   }
 
@@ -160,8 +155,8 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
     const entries: StateEntry[] = [];
     if (Number.isFinite(this.wm))
       entries.push({ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) });
-    for (const stateKey of this.groups.keys()) {
-      const key = groupKey(stateKey);
+    for (const [route, group] of this.groups.entries()) {
+      const key = sessionsKey(groupStateKey(route, group));
       entries.push({ key, value: this.snapshotKey(key) });
     }
     return entries;
@@ -170,13 +165,14 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   snapshotKey(key: string): unknown {
     if (key === WATERMARK_KEY)
       return Number.isFinite(this.wm) ? { watermark: watermarkToJson(this.wm) } : undefined;
-    const entry = this.groups.get(parseGroupKey(key));
-    if (entry === undefined) return undefined;
+    const { route, group } = parseGroupStateKey(parseSessionsKey(key));
+    const sessions = this.groups.get(route, group);
+    if (sessions === undefined) return undefined;
     const json: GroupSessionsJson = {
-      group: entry.group,
-      sessions: entry.sessions.map((s) => ({ start: s.start, end: s.end, acc: copyAcc(s.acc) })),
+      group,
+      sessions: sessions.map((s) => ({ start: s.start, end: s.end, acc: copyAcc(s.acc) })),
     };
-    if (entry.route !== undefined) json.route = entry.route;
+    if (route !== undefined) json.route = route;
     return json;
   }
 
@@ -189,22 +185,21 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
             : watermarkFromJson((value as { watermark: unknown }).watermark);
         continue;
       }
-      const stateKey = parseGroupKey(key);
-      const previous = this.groups.get(stateKey);
+      const { route, group } = parseGroupStateKey(parseSessionsKey(key));
+      const previous = this.groups.get(route, group);
       if (previous !== undefined) {
-        this.sessionCount -= previous.sessions.length;
-        this.groups.delete(stateKey);
+        this.sessionCount -= previous.length;
+        this.groups.delete(route, group);
       }
       if (value === null || value === undefined) continue;
-      const json = value as GroupSessionsJson;
-      const sessions = json.sessions.map((s) => ({
+      const sessions = (value as GroupSessionsJson).sessions.map((s) => ({
         start: s.start,
         end: s.end,
         acc: copyAcc(s.acc),
       }));
-      this.groups.set(stateKey, { group: json.group, route: json.route, sessions });
+      this.groups.set(route, group, sessions);
       this.sessionCount += sessions.length;
-      for (const s of sessions) this.ends.push(s.end, { stateKey, start: s.start, end: s.end });
+      for (const s of sessions) this.ends.push(s.end, { route, group, start: s.start, end: s.end });
     }
   }
 
@@ -218,11 +213,11 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   }
 }
 
-function groupKey(stateKey: string): string {
+function sessionsKey(stateKey: string): string {
   return `s${stateKey}`;
 }
 
-function parseGroupKey(key: string): string {
+function parseSessionsKey(key: string): string {
   if (key[0] !== 's') throw new Error(`not a session state key: ${key}`);
   return key.slice(1);
 }

@@ -1,8 +1,8 @@
-import type { ReduceFunction } from '@sluice/contracts';
+import type { ReduceFunction, WindowResult } from '@sluice/contracts';
 
 import type { Accumulator, Aggregator } from '../aggregate/aggregators';
 import type { PipelineCounters } from '../counters';
-import type { StageEmitter, StageInput, StateEntry } from './stage';
+import type { LateRecord, StageEmitter, StageInput, StateEntry } from './stage';
 import { iso, resultKey } from './stage';
 
 export interface StageOptions {
@@ -61,7 +61,7 @@ export abstract class StageBase {
     final: boolean,
   ): void {
     this.counters.emitted += 1;
-    this.emitter.result(resultKey(this.pipelineId, route, group), {
+    const result: WindowResult = {
       pipeline_id: this.pipelineId,
       group,
       function: this.fn,
@@ -69,20 +69,22 @@ export abstract class StageBase {
       count: acc.n,
       window: { start: iso(start), end: iso(end) },
       final,
-      ...(route === undefined ? {} : { route }),
-    });
+    };
+    if (route !== undefined) result.route = route;
+    this.emitter.result(resultKey(this.pipelineId, route, group), result);
   }
 
   protected emitLate(input: StageInput, watermark: number): void {
     this.counters.late += 1;
-    this.emitter.late(resultKey(this.pipelineId, input.route, input.group), {
+    const record: LateRecord = {
       pipeline_id: this.pipelineId,
       group: input.group,
-      ...(input.route === undefined ? {} : { route: input.route }),
       event_time: iso(input.time),
       watermark: iso(watermark),
       event: input.envelope,
-    });
+    };
+    if (input.route !== undefined) record.route = input.route;
+    this.emitter.late(resultKey(this.pipelineId, input.route, input.group), record);
   }
 }
 

@@ -72,6 +72,24 @@ export function groupStateKey(route: string | undefined, group: string | null): 
   return route === undefined ? groupPart : `r${route.length}:${route}${groupPart}`;
 }
 
+/** The inverse of `groupStateKey`. */
+export function parseGroupStateKey(stateKey: string): {
+  route: string | undefined;
+  group: string | null;
+} {
+  let route: string | undefined;
+  let rest = stateKey;
+  if (rest[0] === 'r') {
+    const colon = rest.indexOf(':');
+    const length = Number(rest.slice(1, colon));
+    route = rest.slice(colon + 1, colon + 1 + length);
+    rest = rest.slice(colon + 1 + length);
+  }
+  if (rest === 'n') return { route, group: null };
+  if (rest[0] !== 'g') throw new Error(`not a group state key: ${stateKey}`);
+  return { route, group: rest.slice(1) };
+}
+
 /** DESIGN §3: a result's key is its group key (null group: the pipeline id), route first if any. */
 export function resultKey(
   pipelineId: string,
