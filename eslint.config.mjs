@@ -90,6 +90,14 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {
+    // NestJS injects by the constructor parameter types that decorator metadata records: those
+    // imports are values at run time, and the type-imports rule must know it.
+    files: ['apps/**/*.ts'],
+    languageOptions: {
+      parserOptions: { emitDecoratorMetadata: true, experimentalDecorators: true },
+    },
+  },
+  {
     // Tool configuration, not product code: it loads the shared CommonJS preset by path.
     files: ['**/jest*.config.ts'],
     rules: {

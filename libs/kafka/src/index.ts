@@ -3,3 +3,5 @@ export { createKafka } from './client';
 export type { KafkaClientOptions } from './client';
 export { ensureTopics } from './topics';
 export type { TopicSpec } from './topics';
+export { readTopicToEnd } from './read-topic-to-end';
+export type { TopicRecord } from './read-topic-to-end';

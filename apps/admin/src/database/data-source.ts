@@ -1,0 +1,19 @@
+import { DataSource } from 'typeorm';
+
+import { ENTITIES } from './entities';
+import { InitialSchema1764403200000 } from './migrations/1764403200000-InitialSchema';
+
+export const MIGRATIONS = [InitialSchema1764403200000];
+
+export function createDataSource(databaseUrl: string): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: databaseUrl,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'sluice_migrations',
+    synchronize: false,
+    // Fail fast when PostgreSQL is away, so requests answer 503 instead of hanging.
+    extra: { max: 10, connectionTimeoutMillis: 3000, query_timeout: 15000 },
+  });
+}

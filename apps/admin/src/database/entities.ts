@@ -1,0 +1,84 @@
+import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
+
+/** The current definition of each pipeline; a deleted one keeps its row with `deleted_at`. */
+@Entity({ name: 'pipelines' })
+export class PipelineRow {
+  @PrimaryColumn('uuid')
+  id!: string;
+
+  @Column('text')
+  name!: string;
+
+  @Column('jsonb')
+  definition!: PipelineDefinition;
+
+  @Column('integer')
+  version!: number;
+
+  @Column('integer')
+  reset_generation!: number;
+
+  @Column('timestamptz')
+  created_at!: Date;
+
+  @Column('timestamptz')
+  updated_at!: Date;
+
+  @Column('timestamptz', { nullable: true })
+  deleted_at!: Date | null;
+}
+
+export type VersionChange = 'created' | 'updated' | 'deleted';
+
+/** Every version of every definition: gapless per pipeline, with who changed it and when. */
+@Entity({ name: 'pipeline_versions' })
+export class PipelineVersionRow {
+  @PrimaryColumn('uuid')
+  pipeline_id!: string;
+
+  @PrimaryColumn('integer')
+  version!: number;
+
+  @Column('jsonb')
+  definition!: PipelineDefinition;
+
+  @Column('text')
+  change!: VersionChange;
+
+  @Column('text')
+  changed_by!: string;
+
+  @Column('timestamptz')
+  changed_at!: Date;
+}
+
+/**
+ * Records to publish on `sluice.pipelines`, written in the same transaction as the change they
+ * announce (a transactional outbox); `payload: null` is a tombstone.
+ */
+@Entity({ name: 'outbox' })
+export class OutboxRow {
+  @PrimaryGeneratedColumn('increment', { type: 'bigint' })
+  id!: string;
+
+  @Column('uuid')
+  pipeline_id!: string;
+
+  @Column('jsonb', { nullable: true })
+  payload!: StoredPipeline | null;
+
+  @Column('timestamptz')
+  created_at!: Date;
+
+  @Column('timestamptz', { nullable: true })
+  sent_at!: Date | null;
+
+  @Column('integer', { default: 0 })
+  attempts!: number;
+
+  @Column('text', { nullable: true })
+  last_error!: string | null;
+}
+
+export const ENTITIES = [PipelineRow, PipelineVersionRow, OutboxRow];

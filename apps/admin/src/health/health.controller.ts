@@ -1,0 +1,59 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+
+import { DatabaseService } from '../database/database.service';
+import { KafkaService } from '../kafka/kafka.service';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly database: DatabaseService,
+    private readonly kafka: KafkaService,
+  ) {}
+
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Ready when PostgreSQL and Kafka both answer (DESIGN §6). */
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    const [postgres, kafka] = await Promise.all([
+      check(async () => {
+        if (!this.database.ready) throw new Error('not connected');
+        await this.database.dataSource.query('SELECT 1');
+      }),
+      check(async () => {
+        await (await this.kafka.admin()).describeCluster();
+      }),
+    ]);
+    const ok = postgres.ok && kafka.ok;
+    void reply.status(ok ? 200 : 503);
+    return { status: ok ? 'ok' : 'unavailable', checks: { postgres, kafka } };
+  }
+}
+
+async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+          CHECK_TIMEOUT_MS,
+        );
+      }),
+    ]);
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}

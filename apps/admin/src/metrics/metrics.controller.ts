@@ -1,0 +1,16 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+
+import { MetricsService } from './metrics.service';
+
+@ApiExcludeController()
+@Controller('metrics')
+export class MetricsController {
+  constructor(private readonly metrics: MetricsService) {}
+
+  @Get()
+  @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
+  scrape(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+}

@@ -1,0 +1,130 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+
+import { DatabaseService } from '../database/database.service';
+import { OutboxRow } from '../database/entities';
+import { KafkaService } from '../kafka/kafka.service';
+import { MetricsService } from '../metrics/metrics.service';
+
+// One relay at a time across admin replicas: two would interleave versions on the topic.
+const RELAY_LOCK = 7_405_112_001;
+const BATCH = 200;
+const IDLE_POLL_MS = 500;
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * Publishes outbox rows to `sluice.pipelines` in id order and marks them sent, inside one
+ * PostgreSQL transaction holding an advisory lock. A row is marked sent only after Kafka
+ * acknowledged it, so a crash anywhere means a re-send (harmless on a compacted topic: the same
+ * key and value), never a loss. While Kafka is away it retries with exponential backoff.
+ */
+@Injectable()
+export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('OutboxRelay');
+  private stopped = false;
+  private wakeUp: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly database: DatabaseService,
+    private readonly kafka: KafkaService,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.loop = this.run();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.loop;
+  }
+
+  /** A change was committed: publish now rather than at the next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 0;
+    let failures = 0;
+    while (!this.stopped) {
+      let published = 0;
+      try {
+        await this.database.connect();
+        const outcome = await this.publishBatch();
+        if (outcome.error) throw outcome.error;
+        published = outcome.published;
+        if (failures > 0) this.logger.log(`publishing again after ${failures} failed attempt(s)`);
+        backoff = 0;
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        backoff = Math.min(MAX_BACKOFF_MS, backoff === 0 ? 250 : backoff * 2);
+        if (failures === 1 || failures % 10 === 0) {
+          this.logger.warn(
+            `cannot publish definitions yet (${(error as Error).message}); retrying in ${backoff} ms`,
+          );
+        }
+      }
+      if (published < BATCH || backoff > 0) await this.sleep(backoff || IDLE_POLL_MS);
+    }
+  }
+
+  /** Publishes up to one batch; says how many rows it published, or why it could not. */
+  async publishBatch(): Promise<{ published: number; error?: Error }> {
+    return this.database.transaction(async (manager) => {
+      const [{ locked }] = await manager.query(`SELECT pg_try_advisory_xact_lock($1) AS locked`, [
+        RELAY_LOCK,
+      ]);
+      if (!locked) return { published: 0 };
+      const rows = await manager
+        .getRepository(OutboxRow)
+        .createQueryBuilder('o')
+        .where('o.sent_at IS NULL')
+        .orderBy('o.id', 'ASC')
+        .limit(BATCH)
+        .getMany();
+      this.metrics.outboxPending.set(rows.length);
+      if (rows.length === 0) return { published: 0 };
+      try {
+        await this.kafka.ensureInternalTopics();
+        for (const row of rows)
+          if (row.payload) await this.kafka.ensureOutputTopics(row.payload.output);
+        const producer = await this.kafka.producer();
+        await producer.send({
+          topic: this.kafka.topics.pipelines,
+          acks: -1,
+          messages: rows.map((row) => ({
+            key: row.pipeline_id,
+            value: row.payload === null ? null : JSON.stringify(row.payload),
+          })),
+        });
+      } catch (error) {
+        // Committed with the transaction (the rows stay unsent): operators see why in the table.
+        await manager.query(
+          `UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = ANY($1::bigint[])`,
+          [rows.map((row) => row.id), (error as Error).message.slice(0, 500)],
+        );
+        return { published: 0, error: error as Error };
+      }
+      await manager.query(`UPDATE outbox SET sent_at = now() WHERE id = ANY($1::bigint[])`, [
+        rows.map((row) => row.id),
+      ]);
+      this.metrics.outboxPublished.inc(rows.length);
+      return { published: rows.length };
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+}

@@ -1,0 +1,70 @@
+import { parseDefinitionText, validateDefinition } from '@sluice/contracts';
+import type { PipelineDefinition, ValidationIssue } from '@sluice/contracts';
+
+import { DomainError } from '../errors/domain-error';
+
+/**
+ * The request body as a definition document: JSON bodies arrive parsed, YAML bodies as text
+ * (the YAML content-type parser registered in main.ts keeps them as strings).
+ */
+export function bodyDocument(body: unknown): unknown {
+  if (body === undefined || body === null || body === '') {
+    throw new DomainError(
+      'invalid_body',
+      'the request has no body; send a pipeline definition as JSON or YAML',
+    );
+  }
+  if (typeof body !== 'string') return body;
+  const parsed = parseDefinitionText(body, 'yaml');
+  if (!parsed.ok)
+    throw new DomainError('invalid_body', 'the body is not valid YAML', parsed.errors);
+  if (parsed.documents.length !== 1) {
+    throw new DomainError(
+      'invalid_body',
+      `expected one definition, found ${parsed.documents.length} YAML documents`,
+    );
+  }
+  return parsed.documents[0];
+}
+
+/** Validates a definition body; a bad one is a 400 naming every problem's JSON path. */
+export function definitionFromBody(body: unknown, pathPrefix = ''): PipelineDefinition {
+  const result = validateDefinition(bodyDocument(body));
+  if (!result.valid) {
+    throw new DomainError(
+      'validation_failed',
+      describeIssues(result.errors),
+      prefixIssues(result.errors, pathPrefix),
+    );
+  }
+  return result.definition;
+}
+
+export function prefixIssues(issues: ValidationIssue[], prefix: string): ValidationIssue[] {
+  if (!prefix) return issues;
+  return issues.map((issue) => ({
+    ...issue,
+    path: issue.path === '$' ? prefix : `${prefix}.${issue.path}`,
+  }));
+}
+
+function describeIssues(issues: ValidationIssue[]): string {
+  const first = issues[0]!;
+  const more =
+    issues.length > 1
+      ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})`
+      : '';
+  return `invalid pipeline definition: ${first.path} ${first.message}${more}`;
+}
+
+/** A stable serialization (sorted keys) for comparing definitions by content. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

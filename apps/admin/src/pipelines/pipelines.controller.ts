@@ -1,0 +1,245 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { validateDefinition } from '@sluice/contracts';
+import type { StoredPipeline, ValidationIssue } from '@sluice/contracts';
+import { runReference } from '@sluice/operators';
+import type { FastifyReply } from 'fastify';
+
+import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { DomainError } from '../errors/domain-error';
+import { StatsService } from '../stats/stats.service';
+import type { PipelineStatsView } from '../stats/stats.service';
+import { bodyDocument, definitionFromBody, prefixIssues } from './definition-body';
+import { notFound, PipelinesService } from './pipelines.service';
+import type { VersionEntry } from './pipelines.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_PREVIEW_EVENTS = 100_000;
+const DEFINITION_SCHEMA = { $ref: '#/components/schemas/PipelineDefinition' };
+
+@ApiTags('pipelines')
+@ApiBearerAuth()
+@UseGuards(BearerAuthGuard)
+@Controller('api/v1/pipelines')
+export class PipelinesController {
+  constructor(
+    private readonly pipelines: PipelinesService,
+    private readonly stats: StatsService,
+  ) {}
+
+  @Post()
+  @ApiOperation({
+    summary: 'Create a pipeline (JSON or application/yaml); the same id and content again is a 200',
+  })
+  @ApiBody({ schema: DEFINITION_SCHEMA })
+  async create(
+    @Body() body: unknown,
+    @Headers('x-sluice-actor') actor: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<{ pipeline_id: string; name: string; enabled: boolean; version: number }> {
+    const outcome = await this.pipelines.create(definitionFromBody(body), actorOf(actor));
+    void reply.status(outcome.created ? 201 : 200).header('etag', etag(outcome.pipeline.version));
+    const { id, name, enabled, version } = outcome.pipeline;
+    return { pipeline_id: id, name, enabled, version };
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List pipelines' })
+  async list(): Promise<{ pipelines: StoredPipeline[]; total: number }> {
+    const pipelines = await this.pipelines.list();
+    return { pipelines, total: pipelines.length };
+  }
+
+  @Get('stats')
+  @ApiOperation({ summary: 'Stats of every pipeline, summed over live processors' })
+  async allStats(): Promise<{ stats: PipelineStatsView[]; total: number }> {
+    const stats = (await this.pipelines.list()).map((pipeline) => this.stats.statsFor(pipeline));
+    return { stats, total: stats.length };
+  }
+
+  @Post('validate')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Validate a definition without storing it' })
+  @ApiBody({ schema: DEFINITION_SCHEMA })
+  validate(@Body() body: unknown): { valid: boolean; errors: ValidationIssue[] } {
+    const result = validateDefinition(bodyDocument(body));
+    return { valid: result.valid, errors: result.errors };
+  }
+
+  @Post('preview')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'Run a definition over the given events in process (windows flushed at the end); nothing is stored',
+  })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['pipeline', 'events'],
+      properties: {
+        pipeline: DEFINITION_SCHEMA,
+        events: { type: 'array', items: { type: 'object' } },
+      },
+    },
+  })
+  preview(@Body() body: unknown) {
+    const document = bodyDocument(body);
+    if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+      throw new DomainError(
+        'validation_failed',
+        'the body must be an object { pipeline, events }',
+        [{ path: '$', message: 'must be object' }],
+      );
+    }
+    const { pipeline, events, ...rest } = document as Record<string, unknown>;
+    const issues: ValidationIssue[] = Object.keys(rest).map((key) => ({
+      path: key,
+      message: 'is not a known field',
+    }));
+    if (!Array.isArray(events))
+      issues.push({ path: 'events', message: 'must be an array of events' });
+    else if (events.length > MAX_PREVIEW_EVENTS)
+      issues.push({ path: 'events', message: `must hold at most ${MAX_PREVIEW_EVENTS} events` });
+    const validation = validateDefinition(pipeline);
+    if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
+    if (issues.length > 0 || !validation.valid) {
+      throw new DomainError(
+        'validation_failed',
+        `invalid preview request: ${issues[0]!.path} ${issues[0]!.message}`,
+        issues,
+      );
+    }
+    const run = runReference(validation.definition, events as unknown[]);
+    return {
+      results: run.results.map((record) => record.value),
+      late: run.late.map((record) => record.value),
+      dead_letters: run.dead_letters,
+      stats: run.stats,
+    };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Read a pipeline with its version and times' })
+  async get(
+    @Param('id') id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<StoredPipeline> {
+    const pipeline = await this.pipelines.get(checkedId(id));
+    void reply.header('etag', etag(pipeline.version));
+    return pipeline;
+  }
+
+  @Put(':id')
+  @ApiOperation({
+    summary: 'Replace a definition (version + 1); If-Match: <version> guards against lost updates',
+  })
+  @ApiBody({ schema: DEFINITION_SCHEMA })
+  async replace(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Headers('x-sluice-actor') actor: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<{ pipeline_id: string; name: string; enabled: boolean; version: number }> {
+    checkedId(id);
+    const document = bodyDocument(body);
+    if (
+      document !== null &&
+      typeof document === 'object' &&
+      'id' in document &&
+      (document as { id: unknown }).id !== id
+    ) {
+      throw new DomainError('validation_failed', 'the body names another pipeline than the path', [
+        { path: 'id', message: `must be ${id} (the id in the path) or absent` },
+      ]);
+    }
+    const definition = definitionFromBody(
+      typeof document === 'object' && document !== null ? { ...document, id } : document,
+    );
+    const pipeline = await this.pipelines.replace(
+      id,
+      definition,
+      expectedVersion(ifMatch),
+      actorOf(actor),
+    );
+    void reply.header('etag', etag(pipeline.version));
+    return {
+      pipeline_id: pipeline.id,
+      name: pipeline.name,
+      enabled: pipeline.enabled,
+      version: pipeline.version,
+    };
+  }
+
+  @Delete(':id')
+  @ApiOperation({ summary: 'Delete a pipeline (a tombstone on the pipelines topic)' })
+  async remove(
+    @Param('id') id: string,
+    @Headers('x-sluice-actor') actor: string | undefined,
+  ): Promise<{ pipeline_id: string; removed: true }> {
+    await this.pipelines.remove(checkedId(id), actorOf(actor));
+    return { pipeline_id: id, removed: true };
+  }
+
+  @Put(':id/reset')
+  @ApiOperation({ summary: "Clear the pipeline's operator state and counters on every processor" })
+  async reset(@Param('id') id: string): Promise<{ pipeline_id: string; reset: true }> {
+    await this.pipelines.reset(checkedId(id));
+    return { pipeline_id: id, reset: true };
+  }
+
+  @Get(':id/stats')
+  @ApiOperation({ summary: 'Stats of one pipeline' })
+  async pipelineStats(@Param('id') id: string): Promise<PipelineStatsView> {
+    return this.stats.statsFor(await this.pipelines.get(checkedId(id)));
+  }
+
+  @Get(':id/versions')
+  @ApiOperation({ summary: "The definition's history" })
+  async versions(
+    @Param('id') id: string,
+  ): Promise<{ pipeline_id: string; versions: VersionEntry[]; total: number }> {
+    const versions = await this.pipelines.versions(checkedId(id));
+    return { pipeline_id: id, versions, total: versions.length };
+  }
+}
+
+function checkedId(id: string): string {
+  if (!UUID.test(id)) throw notFound(id);
+  return id.toLowerCase();
+}
+
+function actorOf(header: string | undefined): string {
+  const actor = header?.trim();
+  return actor ? actor.slice(0, 200) : 'api';
+}
+
+function etag(version: number): string {
+  return `"${version}"`;
+}
+
+/** `If-Match: 3` or the ETag form `If-Match: "3"`; absent means unconditional. */
+function expectedVersion(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const match = /^\s*(?:W\/)?"?(\d+)"?\s*$/.exec(header);
+  if (!match) {
+    throw new DomainError(
+      'invalid_body',
+      'If-Match must be a version number, such as If-Match: 3',
+      [{ path: 'If-Match', message: 'must be a version number' }],
+    );
+  }
+  return Number(match[1]);
+}

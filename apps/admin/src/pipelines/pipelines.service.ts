@@ -1,0 +1,221 @@
+import { Injectable } from '@nestjs/common';
+import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
+import type { EntityManager } from 'typeorm';
+
+import { DatabaseService } from '../database/database.service';
+import { PipelineRow, PipelineVersionRow } from '../database/entities';
+import type { VersionChange } from '../database/entities';
+import { DomainError } from '../errors/domain-error';
+import { OutboxRelayService } from '../outbox/outbox-relay.service';
+import { canonicalJson } from './definition-body';
+import { storedPipelineOf } from './stored-pipeline';
+
+export interface CreateOutcome {
+  created: boolean;
+  pipeline: StoredPipeline;
+}
+
+export interface VersionEntry {
+  version: number;
+  change: VersionChange;
+  changed_by: string;
+  changed_at: string;
+  definition: PipelineDefinition;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Pipeline definitions in PostgreSQL. Every change writes the current row, a version row and an
+ * outbox row in one transaction, under a row lock, so versions are gapless and the broadcast to
+ * Kafka can never be lost or reordered.
+ */
+@Injectable()
+export class PipelinesService {
+  constructor(
+    private readonly database: DatabaseService,
+    private readonly relay: OutboxRelayService,
+  ) {}
+
+  async create(definition: PipelineDefinition, actor: string): Promise<CreateOutcome> {
+    try {
+      return await this.createOnce(definition, actor);
+    } catch (error) {
+      // Two creates of one new id raced and the other committed first: decide again.
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION)
+        return this.createOnce(definition, actor);
+      throw error;
+    }
+  }
+
+  private async createOnce(definition: PipelineDefinition, actor: string): Promise<CreateOutcome> {
+    const outcome = await this.database.transaction(async (manager) => {
+      const existing = await this.lockRow(manager, definition.id);
+      if (existing && existing.deleted_at === null) {
+        if (canonicalJson(existing.definition) === canonicalJson(definition)) {
+          return { created: false, pipeline: storedPipelineOf(existing) };
+        }
+        throw new DomainError(
+          'conflict',
+          `pipeline ${definition.id} exists with a different definition; replace it with PUT /api/v1/pipelines/${definition.id}`,
+        );
+      }
+      const now = new Date();
+      const row = manager.getRepository(PipelineRow).create({
+        id: definition.id,
+        name: definition.name,
+        definition,
+        version: (existing?.version ?? 0) + 1,
+        reset_generation: existing?.reset_generation ?? 0,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      });
+      await manager.getRepository(PipelineRow).save(row);
+      await this.record(manager, row, 'created', actor, now);
+      return { created: true, pipeline: storedPipelineOf(row) };
+    });
+    if (outcome.created) this.relay.wake();
+    return outcome;
+  }
+
+  async replace(
+    id: string,
+    definition: PipelineDefinition,
+    expectedVersion: number | undefined,
+    actor: string,
+  ): Promise<StoredPipeline> {
+    const pipeline = await this.database.transaction(async (manager) => {
+      const row = await this.liveRow(manager, id);
+      if (expectedVersion !== undefined && row.version !== expectedVersion) {
+        throw new DomainError(
+          'precondition_failed',
+          `pipeline ${id} is at version ${row.version}, not ${expectedVersion}; read it again and retry`,
+        );
+      }
+      const now = new Date();
+      row.definition = definition;
+      row.name = definition.name;
+      row.version += 1;
+      row.updated_at = now;
+      await manager.getRepository(PipelineRow).save(row);
+      await this.record(manager, row, 'updated', actor, now);
+      return storedPipelineOf(row);
+    });
+    this.relay.wake();
+    return pipeline;
+  }
+
+  async remove(id: string, actor: string): Promise<void> {
+    await this.database.transaction(async (manager) => {
+      const row = await this.liveRow(manager, id);
+      const now = new Date();
+      row.version += 1;
+      row.updated_at = now;
+      row.deleted_at = now;
+      await manager.getRepository(PipelineRow).save(row);
+      await this.record(manager, row, 'deleted', actor, now);
+    });
+    this.relay.wake();
+  }
+
+  /** Bumps the reset generation: every processor clears the pipeline's state and counters. */
+  async reset(id: string): Promise<StoredPipeline> {
+    const pipeline = await this.database.transaction(async (manager) => {
+      const row = await this.liveRow(manager, id);
+      row.reset_generation += 1;
+      row.updated_at = new Date();
+      await manager.getRepository(PipelineRow).save(row);
+      await this.enqueue(manager, row);
+      return storedPipelineOf(row);
+    });
+    this.relay.wake();
+    return pipeline;
+  }
+
+  async get(id: string): Promise<StoredPipeline> {
+    return this.database.query(async (manager) => {
+      const row = await manager.getRepository(PipelineRow).findOne({ where: { id } });
+      if (row === null || row.deleted_at !== null) throw notFound(id);
+      return storedPipelineOf(row);
+    });
+  }
+
+  async list(): Promise<StoredPipeline[]> {
+    return this.database.query(async (manager) => {
+      const rows = await manager
+        .getRepository(PipelineRow)
+        .createQueryBuilder('p')
+        .where('p.deleted_at IS NULL')
+        .orderBy('p.created_at', 'ASC')
+        .addOrderBy('p.id', 'ASC')
+        .getMany();
+      return rows.map(storedPipelineOf);
+    });
+  }
+
+  async versions(id: string): Promise<VersionEntry[]> {
+    return this.database.query(async (manager) => {
+      const rows = await manager
+        .getRepository(PipelineVersionRow)
+        .find({ where: { pipeline_id: id }, order: { version: 'ASC' } });
+      if (rows.length === 0) throw notFound(id);
+      return rows.map((row) => ({
+        version: row.version,
+        change: row.change,
+        changed_by: row.changed_by,
+        changed_at: row.changed_at.toISOString(),
+        definition: row.definition,
+      }));
+    });
+  }
+
+  private lockRow(manager: EntityManager, id: string): Promise<PipelineRow | null> {
+    return manager
+      .getRepository(PipelineRow)
+      .createQueryBuilder('p')
+      .setLock('pessimistic_write')
+      .where('p.id = :id', { id })
+      .getOne();
+  }
+
+  private async liveRow(manager: EntityManager, id: string): Promise<PipelineRow> {
+    const row = await this.lockRow(manager, id);
+    if (row === null || row.deleted_at !== null) throw notFound(id);
+    return row;
+  }
+
+  private async record(
+    manager: EntityManager,
+    row: PipelineRow,
+    change: VersionChange,
+    actor: string,
+    at: Date,
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO pipeline_versions (pipeline_id, version, definition, change, changed_by, changed_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [row.id, row.version, JSON.stringify(row.definition), change, actor, at],
+    );
+    await this.enqueue(manager, row);
+  }
+
+  private async enqueue(manager: EntityManager, row: PipelineRow): Promise<void> {
+    await enqueueOutbox(manager, row.id, row.deleted_at === null ? storedPipelineOf(row) : null);
+  }
+}
+
+/** Queues a record for `sluice.pipelines` (null: a tombstone) in the caller's transaction. */
+export async function enqueueOutbox(
+  manager: EntityManager,
+  pipelineId: string,
+  payload: StoredPipeline | null,
+): Promise<void> {
+  await manager.query(
+    `INSERT INTO outbox (pipeline_id, payload, created_at) VALUES ($1, $2, now())`,
+    [pipelineId, payload === null ? null : JSON.stringify(payload)],
+  );
+}
+
+export function notFound(id: string): DomainError {
+  return new DomainError('not_found', `no pipeline ${id}`);
+}
