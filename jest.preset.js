@@ -10,10 +10,15 @@ const moduleNameMapper = Object.fromEntries(
   ]),
 );
 
+// Dependencies published as ES modules only: Jest's module loader on Node 20 cannot require
+// them, so SWC compiles them to CommonJS like our own sources.
+const esmOnlyDependencies = ['content-disposition'];
+
 module.exports = {
   testEnvironment: 'node',
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnlyDependencies.join('|')})/)`],
   transform: {
-    '^.+\\.ts$': [
+    '^.+\\.(ts|js|mjs)$': [
       '@swc/jest',
       {
         jsc: {

@@ -45,8 +45,12 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
     this.dataSource = createDataSource(config.databaseUrl);
   }
 
-  onModuleInit(): void {
-    void this.connect();
+  /** Waits for the first connection a few seconds at most; retries go on in the background. */
+  async onModuleInit(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, 5000)));
+    await Promise.race([this.connect(), timeout]);
+    clearTimeout(timer);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -5,6 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ERROR_CODES } from './domain-error';
 import type { ErrorBody, ErrorCode } from './domain-error';
 
+const BODY_LIMIT_TEXT = '1 MiB';
+
 /** Fastify's own errors (body parsing, limits) that reach Nest, by their code. */
 const FASTIFY_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
@@ -37,6 +39,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     const body = this.toBody(exception, request);
+    if (body.error === 'payload_too_large')
+      body.message = `the request body is larger than ${BODY_LIMIT_TEXT}`;
     void reply
       .status(ERROR_CODES[body.error])
       .header('content-type', 'application/json; charset=utf-8')

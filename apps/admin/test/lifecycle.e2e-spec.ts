@@ -1,0 +1,374 @@
+// The admin API end to end: real HTTP, a fresh PostgreSQL database, the real broker.
+import { randomUUID } from 'node:crypto';
+
+import {
+  client,
+  dailyRevenue,
+  eventually,
+  freshDatabase,
+  pipelinesTopic,
+  startAdmin,
+  topicPrefix,
+  TOKEN,
+} from './support/admin-harness';
+import type { RunningAdmin } from './support/admin-harness';
+
+describe('admin API lifecycle', () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let admin: RunningAdmin;
+  let api: ReturnType<typeof client>;
+  const prefix = topicPrefix();
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    admin = await startAdmin({ DATABASE_URL: database.url, SLUICE_TOPIC_PREFIX: prefix });
+    api = client(admin.url);
+  });
+
+  afterAll(async () => {
+    await admin?.close();
+    await database?.drop();
+  });
+
+  it('creates, reads, lists, replaces, versions and deletes a pipeline, mirrored on the compacted topic', async () => {
+    const definition = dailyRevenue();
+    const created = await api('POST', '/api/v1/pipelines', definition);
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      pipeline_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'daily-revenue',
+      enabled: true,
+      version: 1,
+    });
+    const id = created.body['pipeline_id'] as string;
+
+    const read = await api('GET', `/api/v1/pipelines/${id}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({
+      ...definition,
+      id,
+      version: 1,
+      reset_generation: 0,
+      description: null,
+    });
+    expect(read.body['created_at']).toEqual(read.body['updated_at']);
+    expect(read.headers.get('etag')).toBe('"1"');
+
+    const list = await api('GET', '/api/v1/pipelines');
+    expect(list.body).toEqual({ pipelines: [read.body], total: 1 });
+
+    const replaced = await api(
+      'PUT',
+      `/api/v1/pipelines/${id}`,
+      { ...definition, name: 'daily-revenue-v2' },
+      { 'x-sluice-actor': 'alice' },
+    );
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toEqual({
+      pipeline_id: id,
+      name: 'daily-revenue-v2',
+      enabled: true,
+      version: 2,
+    });
+
+    await eventually(async () => {
+      const topic = await pipelinesTopic(prefix);
+      expect(topic.get(id)).toMatchObject({
+        id,
+        name: 'daily-revenue-v2',
+        version: 2,
+        reset_generation: 0,
+      });
+    });
+
+    const reset = await api('PUT', `/api/v1/pipelines/${id}/reset`);
+    expect(reset.body).toEqual({ pipeline_id: id, reset: true });
+    expect((await api('GET', `/api/v1/pipelines/${id}`)).body).toMatchObject({
+      version: 2,
+      reset_generation: 1,
+    });
+
+    const removed = await api('DELETE', `/api/v1/pipelines/${id}`);
+    expect(removed.body).toEqual({ pipeline_id: id, removed: true });
+    expect((await api('GET', `/api/v1/pipelines/${id}`)).status).toBe(404);
+    expect((await api('DELETE', `/api/v1/pipelines/${id}`)).status).toBe(404);
+    expect((await api('GET', '/api/v1/pipelines')).body).toEqual({ pipelines: [], total: 0 });
+
+    const versions = await api<{ versions: Array<Record<string, unknown>> }>(
+      'GET',
+      `/api/v1/pipelines/${id}/versions`,
+    );
+    expect(versions.body.versions.map((v) => [v['version'], v['change'], v['changed_by']])).toEqual(
+      [
+        [1, 'created', 'api'],
+        [2, 'updated', 'alice'],
+        [3, 'deleted', 'api'],
+      ],
+    );
+
+    await eventually(async () => expect((await pipelinesTopic(prefix)).get(id)).toBeNull());
+  });
+
+  it('creates idempotently: the same id and content is a 200, different content a 409', async () => {
+    const definition = { ...dailyRevenue(), id: randomUUID() };
+    expect((await api('POST', '/api/v1/pipelines', definition)).status).toBe(201);
+    const again = await api('POST', '/api/v1/pipelines', definition);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ pipeline_id: definition.id, version: 1 });
+    const different = await api('POST', '/api/v1/pipelines', { ...definition, enabled: false });
+    expect(different.status).toBe(409);
+    expect(different.body).toEqual({
+      error: 'conflict',
+      message: expect.stringContaining('use PUT'.slice(0, 0) + 'PUT /api/v1/pipelines/'),
+      details: [],
+    });
+  });
+
+  it('accepts YAML bodies with the same shape', async () => {
+    const output = `yaml_out_${randomUUID().slice(0, 6)}`;
+    const yaml = `name: from-yaml\nsource_event_types: [click]\noperators:\n  - { type: map, field: page, transform: lowercase }\noutput: ${output}\n`;
+    const created = await api('POST', '/api/v1/pipelines', yaml, {
+      'content-type': 'application/yaml',
+    });
+    expect(created.status).toBe(201);
+    const read = await api('GET', `/api/v1/pipelines/${created.body['pipeline_id']}`);
+    expect(read.body).toMatchObject({
+      name: 'from-yaml',
+      output,
+      operators: [{ type: 'map', field: 'page', transform: 'lowercase' }],
+    });
+    const bad = await api('POST', '/api/v1/pipelines', 'name: [unclosed', {
+      'content-type': 'text/yaml',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body['error']).toBe('invalid_body');
+  });
+
+  it('rejects invalid definitions with a 400 naming each JSON path, and stores nothing', async () => {
+    const before = (await api('GET', '/api/v1/pipelines')).body['total'];
+    const response = await api('POST', '/api/v1/pipelines', {
+      name: 'bad',
+      output: 'o',
+      operators: [
+        { type: 'filter', field: 'a', op: 'eq', value: 1 },
+        {
+          type: 'window',
+          config: { window_type: 'tumbling', size_seconds: -5 },
+          aggregation: { type: 'reduce', function: 'sum' },
+        },
+      ],
+      extra: 1,
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
+      error: 'validation_failed',
+      message: expect.stringContaining('invalid pipeline definition'),
+      details: expect.arrayContaining([
+        { path: 'operators[1].config.size_seconds', message: 'must be greater than 0' },
+        { path: 'extra', message: 'is not a known field' },
+      ]),
+    });
+    expect((await api('GET', '/api/v1/pipelines')).body['total']).toBe(before);
+  });
+
+  it('validates without storing', async () => {
+    expect((await api('POST', '/api/v1/pipelines/validate', dailyRevenue())).body).toEqual({
+      valid: true,
+      errors: [],
+    });
+    const invalid = await api('POST', '/api/v1/pipelines/validate', {
+      name: 'x',
+      operators: [{ type: 'nope' }],
+      output: 'o',
+    });
+    expect(invalid.status).toBe(200);
+    expect(invalid.body).toEqual({
+      valid: false,
+      errors: [{ path: 'operators[0].type', message: expect.stringContaining('must be one of') }],
+    });
+  });
+
+  it('previews the daily-revenue example with the reference run', async () => {
+    const order = (timestamp: string, total: number, currency: string, status = 'paid') => ({
+      event_type: 'order.placed',
+      entity_id: 'o',
+      timestamp,
+      payload: { status, total, currency },
+    });
+    const response = await api('POST', '/api/v1/pipelines/preview', {
+      pipeline: dailyRevenue(),
+      events: [
+        order('2026-11-28T09:00:00Z', 12.5, 'gbp'),
+        order('2026-11-28T10:00:00Z', 99, 'gbp', 'refunded'),
+        order('2026-11-28T11:00:00Z', 7.5, 'gbp'),
+        order('2026-11-29T11:00:00Z', 3, 'usd'),
+        { event_type: 'order.placed' },
+      ],
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      results: [
+        {
+          group: 'gbp',
+          function: 'sum',
+          value: 20,
+          count: 2,
+          window: { start: '2026-11-28T00:00:00.000Z', end: '2026-11-29T00:00:00.000Z' },
+          final: true,
+        },
+        { group: 'usd', value: 3, count: 1, final: true },
+      ],
+      late: [],
+      dead_letters: [
+        {
+          pipeline_id: null,
+          reason: 'payload is missing or not a JSON object',
+          event: { event_type: 'order.placed' },
+        },
+      ],
+      stats: { processed: 4, filtered: 1, emitted: 2 },
+    });
+    const bad = await api('POST', '/api/v1/pipelines/preview', {
+      pipeline: { name: 'x' },
+      events: 'no',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body['details']).toEqual(
+      expect.arrayContaining([
+        { path: 'events', message: 'must be an array of events' },
+        { path: 'pipeline.output', message: 'is required' },
+      ]),
+    );
+  });
+
+  it('answers 404 for unknown and malformed ids, 412 for a stale If-Match, 413 past 1 MiB', async () => {
+    expect((await api('GET', `/api/v1/pipelines/${randomUUID()}`)).body).toEqual({
+      error: 'not_found',
+      message: expect.any(String),
+      details: [],
+    });
+    expect((await api('GET', '/api/v1/pipelines/not-a-uuid')).status).toBe(404);
+    expect((await api('PUT', `/api/v1/pipelines/${randomUUID()}`, dailyRevenue())).status).toBe(
+      404,
+    );
+    expect((await api('GET', `/api/v1/pipelines/${randomUUID()}/versions`)).status).toBe(404);
+
+    const id = (await api('POST', '/api/v1/pipelines', dailyRevenue())).body[
+      'pipeline_id'
+    ] as string;
+    expect(
+      (await api('PUT', `/api/v1/pipelines/${id}`, dailyRevenue(), { 'if-match': '1' })).status,
+    ).toBe(200);
+    const stale = await api('PUT', `/api/v1/pipelines/${id}`, dailyRevenue(), {
+      'if-match': '"1"',
+    });
+    expect(stale.status).toBe(412);
+    expect(stale.body['error']).toBe('precondition_failed');
+    expect(
+      (await api('PUT', `/api/v1/pipelines/${id}`, { ...dailyRevenue(), id: randomUUID() })).status,
+    ).toBe(400);
+
+    const huge = { ...dailyRevenue(), description: 'x'.repeat(1024 * 1024 + 1) };
+    const tooLarge = await api('POST', '/api/v1/pipelines', huge);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body).toEqual({
+      error: 'payload_too_large',
+      message: 'the request body is larger than 1 MiB',
+      details: [],
+    });
+  });
+
+  it('requires the bearer token on every /api route: missing, wrong and old tokens get a JSON 401', async () => {
+    const routes: Array<[string, string]> = [
+      ['GET', '/api/v1/pipelines'],
+      ['POST', '/api/v1/pipelines'],
+      ['GET', `/api/v1/pipelines/${randomUUID()}`],
+      ['PUT', `/api/v1/pipelines/${randomUUID()}`],
+      ['DELETE', `/api/v1/pipelines/${randomUUID()}`],
+      ['PUT', `/api/v1/pipelines/${randomUUID()}/reset`],
+      ['GET', '/api/v1/pipelines/stats'],
+      ['GET', `/api/v1/pipelines/${randomUUID()}/stats`],
+      ['GET', `/api/v1/pipelines/${randomUUID()}/versions`],
+      ['POST', '/api/v1/pipelines/validate'],
+      ['POST', '/api/v1/pipelines/preview'],
+    ];
+    for (const token of [null, 'wrong-token-0000000000', `${TOKEN}x`, TOKEN.slice(0, -1)]) {
+      for (const [method, path] of routes) {
+        const response = await client(admin.url, token)(
+          method,
+          path,
+          method === 'GET' || method === 'DELETE' ? undefined : dailyRevenue(),
+        );
+        expect([method, path, response.status]).toEqual([method, path, 401]);
+        expect(response.body).toEqual({
+          error: 'unauthorized',
+          message: expect.any(String),
+          details: [],
+        });
+      }
+    }
+    const raw = await fetch(`${admin.url}/api/v1/pipelines`, {
+      headers: { authorization: `Basic ${TOKEN}` },
+    });
+    expect(raw.status).toBe(401);
+  });
+
+  it('serves health, metrics and the OpenAPI document without a token', async () => {
+    const open = client(admin.url, null);
+    expect((await open('GET', '/health/live')).body).toEqual({ status: 'ok' });
+    expect((await open('GET', '/health/ready')).body).toEqual({
+      status: 'ok',
+      checks: { postgres: { ok: true }, kafka: { ok: true } },
+    });
+    const metrics = await (await fetch(`${admin.url}/metrics`)).text();
+    expect(metrics).toContain(
+      'sluice_admin_http_requests_total{method="POST",route="/api/v1/pipelines",status="201"}',
+    );
+    const docs = await open<{
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, unknown> };
+    }>('GET', '/docs/json');
+    expect(Object.keys(docs.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/pipelines',
+        '/api/v1/pipelines/{id}',
+        '/api/v1/pipelines/preview',
+      ]),
+    );
+    expect(docs.body.components.schemas['PipelineDefinition']).toMatchObject({
+      type: 'object',
+      required: ['name', 'operators', 'output'],
+    });
+  });
+
+  it('reconciles the topic with the table after a restart', async () => {
+    const kept = (await api('POST', '/api/v1/pipelines', dailyRevenue())).body[
+      'pipeline_id'
+    ] as string;
+    const gone = (await api('POST', '/api/v1/pipelines', dailyRevenue())).body[
+      'pipeline_id'
+    ] as string;
+    await api('DELETE', `/api/v1/pipelines/${gone}`);
+    await admin.close();
+    admin = await startAdmin({ DATABASE_URL: database.url, SLUICE_TOPIC_PREFIX: prefix });
+    api = client(admin.url);
+    const table = (
+      await api<{ pipelines: Array<{ id: string; version: number }> }>('GET', '/api/v1/pipelines')
+    ).body.pipelines;
+    await eventually(async () => {
+      const topic = await pipelinesTopic(prefix);
+      for (const pipeline of table)
+        expect(topic.get(pipeline.id)).toMatchObject({
+          id: pipeline.id,
+          version: pipeline.version,
+        });
+      const live = [...topic]
+        .filter(([, value]) => value !== null)
+        .map(([id]) => id)
+        .sort();
+      expect(live).toEqual(table.map((p) => p.id).sort());
+      expect(topic.get(gone)).toBeNull();
+      expect(topic.get(kept)).not.toBeNull();
+    });
+  });
+});
