@@ -1,5 +1,6 @@
 // `npm run db:migrate`: creates the database named by DATABASE_URL if it is missing, then runs
-// the admin's migrations when the admin is built (they arrive with apps/admin).
+// the admin's migrations (building the admin first when its build is missing).
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,13 +44,18 @@ async function ensureDatabase(url) {
 
 try {
   await ensureDatabase(databaseUrl);
+  // The migrations are the admin's TypeORM migrations, run from its build.
   const migrator = join(root, 'apps/admin/dist/migrate.js');
-  if (existsSync(migrator)) {
-    const { runMigrations } = await import(migrator);
-    await runMigrations(databaseUrl);
-  } else {
-    console.log('[db:migrate] no admin build with migrations yet; the database is ready');
+  if (!existsSync(migrator)) {
+    console.log('[db:migrate] building the admin to run its migrations');
+    execFileSync('npx', ['nx', 'run', 'admin:build', '--outputStyle=stream-without-prefixes'], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, NX_DAEMON: 'false' },
+    });
   }
+  const { runMigrations } = await import(migrator);
+  await runMigrations(databaseUrl);
 } catch (error) {
   console.error(`[db:migrate] ${error.message}`);
   process.exit(1);
