@@ -18,7 +18,7 @@ npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "ru
 npx nx run-many -t lint typecheck --outputStyle=stream-without-prefixes
 
 step "unit tests"
-npx nx run-many -t test --outputStyle=stream-without-prefixes
+timeout --kill-after=30 600 npx nx run-many -t test --outputStyle=stream-without-prefixes
 
 step "services: PostgreSQL and the local Kafka broker"
 bash scripts/ensure-postgres.sh
@@ -28,6 +28,7 @@ fi
 npm run --silent kafka:up
 
 step "integration tests (real Kafka, real PostgreSQL)"
-npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes
+# A hung test must fail the run, not hold CI until its deadline.
+timeout --kill-after=30 1200 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes
 
 step "all tests passed"

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 
 import { ADMIN_CONFIG } from '../config/admin-config';
@@ -35,7 +35,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  * after an outage.
  */
 @Injectable()
-export class DatabaseService implements OnModuleInit, OnModuleDestroy {
+export class DatabaseService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   readonly dataSource: DataSource;
   private connecting: Promise<void> | undefined;
@@ -53,7 +53,8 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
     clearTimeout(timer);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After every worker stopped in onModuleDestroy (Nest runs shutdown hooks after those). */
+  async onApplicationShutdown(): Promise<void> {
     this.closed = true;
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { createKafka, ensureTopics } from '@sluice/kafka';
 import type { TopicSpec } from '@sluice/kafka';
 import { internalTopics } from '@sluice/contracts';
@@ -15,13 +15,14 @@ import type { AdminConfig } from '../config/admin-config';
  * so the admin starts and serves while the broker is away.
  */
 @Injectable()
-export class KafkaService implements OnModuleDestroy {
+export class KafkaService implements OnApplicationShutdown {
   private readonly logger = new Logger('Kafka');
   readonly kafka: Kafka;
   readonly topics: InternalTopics;
   private producerPromise: Promise<Producer> | undefined;
   private adminPromise: Promise<Admin> | undefined;
   private readonly knownTopics = new Set<string>();
+  private closed = false;
 
   constructor(@Inject(ADMIN_CONFIG) private readonly config: AdminConfig) {
     this.kafka = createKafka({
@@ -33,7 +34,9 @@ export class KafkaService implements OnModuleDestroy {
     this.topics = internalTopics(config.topicPrefix);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After every worker stopped in onModuleDestroy (Nest runs shutdown hooks after those). */
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
     const producer = await this.producerPromise?.catch(() => undefined);
     const admin = await this.adminPromise?.catch(() => undefined);
     await Promise.allSettled([producer?.disconnect(), admin?.disconnect()]);
@@ -88,6 +91,8 @@ export class KafkaService implements OnModuleDestroy {
   }
 
   private async connectOnce<T>(connect: () => Promise<T>, forget: () => void): Promise<T> {
+    // After shutdown, a late caller must not open a connection that nothing would close.
+    if (this.closed) throw new Error('the Kafka clients are closed');
     try {
       return await connect();
     } catch (error) {

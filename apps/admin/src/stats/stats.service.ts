@@ -56,8 +56,13 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
     await this.started;
     if (this.consumer) {
       await this.consumer.disconnect().catch(() => undefined);
-      const admin = await this.kafka.admin().catch(() => undefined);
-      await admin?.deleteGroups([this.groupId]).catch(() => undefined);
+      // A client of its own: the shared one may already be closed at this point of shutdown.
+      const admin = this.kafka.kafka.admin();
+      await admin
+        .connect()
+        .then(() => admin.deleteGroups([this.groupId]))
+        .catch(() => undefined)
+        .finally(() => admin.disconnect());
     }
   }
 
