@@ -1,6 +1,9 @@
 // The admin API end to end: real HTTP, a fresh PostgreSQL database, the real broker.
 import { randomUUID } from 'node:crypto';
 
+import { createKafka } from '@sluice/kafka';
+import { logLevel } from 'kafkajs';
+
 import {
   client,
   dailyRevenue,
@@ -80,6 +83,28 @@ describe('admin API lifecycle', () => {
         reset_generation: 0,
       });
     });
+    // Creating the pipeline created its output topic and the late-events topic beside it.
+    const kafkaAdmin = createKafka({ clientId: 'e2e-topics', logLevel: logLevel.NOTHING }).admin();
+    await kafkaAdmin.connect();
+    try {
+      const topics = await kafkaAdmin.listTopics();
+      expect(topics).toEqual(
+        expect.arrayContaining([
+          definition.output,
+          `${definition.output}.late`,
+          `${prefix}.pipelines`,
+          `${prefix}.stats`,
+          `${prefix}.dlq`,
+        ]),
+      );
+      const config = await kafkaAdmin.describeConfigs({
+        resources: [{ type: 2, name: `${prefix}.pipelines`, configNames: ['cleanup.policy'] }],
+        includeSynonyms: false,
+      });
+      expect(config.resources[0]!.configEntries[0]!.configValue).toBe('compact');
+    } finally {
+      await kafkaAdmin.disconnect();
+    }
 
     const reset = await api('PUT', `/api/v1/pipelines/${id}/reset`);
     expect(reset.body).toEqual({ pipeline_id: id, reset: true });
@@ -338,6 +363,17 @@ describe('admin API lifecycle', () => {
     expect(docs.body.components.schemas['PipelineDefinition']).toMatchObject({
       type: 'object',
       required: ['name', 'operators', 'output'],
+    });
+    type Operation = {
+      requestBody: { content: Record<string, { examples: Record<string, { value: unknown }> }> };
+    };
+    const create = (docs.body.paths['/api/v1/pipelines'] as { post: Operation }).post;
+    const example =
+      create.requestBody.content['application/json']!.examples['daily revenue']!.value;
+    // The documented example is itself a valid definition.
+    expect((await api('POST', '/api/v1/pipelines/validate', example)).body).toEqual({
+      valid: true,
+      errors: [],
     });
   });
 

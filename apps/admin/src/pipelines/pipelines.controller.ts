@@ -28,6 +28,27 @@ import type { VersionEntry } from './pipelines.service';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PREVIEW_EVENTS = 100_000;
 const DEFINITION_SCHEMA = { $ref: '#/components/schemas/PipelineDefinition' };
+const DAILY_REVENUE_EXAMPLE = {
+  name: 'daily-revenue',
+  description: 'Revenue of paid orders per currency per day',
+  source_event_types: ['order.placed'],
+  operators: [
+    { type: 'filter', field: 'status', op: 'eq', value: 'paid' },
+    {
+      type: 'window',
+      config: { window_type: 'tumbling', size_seconds: 86400, allowed_lateness_seconds: 60 },
+      aggregation: { type: 'reduce', field: 'total', function: 'sum', group_by: 'currency' },
+    },
+  ],
+  enabled: true,
+  output: 'daily_revenue',
+};
+const DEFINITION_BODY = {
+  schema: DEFINITION_SCHEMA,
+  examples: {
+    'daily revenue': { summary: 'AllSource daily revenue', value: DAILY_REVENUE_EXAMPLE },
+  },
+};
 
 @ApiTags('pipelines')
 @ApiBearerAuth()
@@ -43,7 +64,7 @@ export class PipelinesController {
   @ApiOperation({
     summary: 'Create a pipeline (JSON or application/yaml); the same id and content again is a 200',
   })
-  @ApiBody({ schema: DEFINITION_SCHEMA })
+  @ApiBody(DEFINITION_BODY)
   async create(
     @Body() body: unknown,
     @Headers('x-sluice-actor') actor: string | undefined,
@@ -72,7 +93,7 @@ export class PipelinesController {
   @Post('validate')
   @HttpCode(200)
   @ApiOperation({ summary: 'Validate a definition without storing it' })
-  @ApiBody({ schema: DEFINITION_SCHEMA })
+  @ApiBody(DEFINITION_BODY)
   validate(@Body() body: unknown): { valid: boolean; errors: ValidationIssue[] } {
     const result = validateDefinition(bodyDocument(body));
     return { valid: result.valid, errors: result.errors };
@@ -145,7 +166,7 @@ export class PipelinesController {
   @ApiOperation({
     summary: 'Replace a definition (version + 1); If-Match: <version> guards against lost updates',
   })
-  @ApiBody({ schema: DEFINITION_SCHEMA })
+  @ApiBody(DEFINITION_BODY)
   async replace(
     @Param('id') id: string,
     @Body() body: unknown,
