@@ -4,16 +4,13 @@ import { GroupTable } from './group-table';
 import { MinHeap } from './min-heap';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
 import { WATERMARK_KEY, groupStateKey, parseGroupStateKey } from './stage';
-import { StageBase, watermarkFromJson, watermarkToJson } from './stage-base';
-import type { StageOptions } from './stage-base';
+import { WindowStageBase } from './window-stage-base';
+import type { WindowStageOptions } from './window-stage-base';
 
-export interface HoppingWindowOptions extends StageOptions {
+export interface HoppingWindowOptions extends WindowStageOptions {
   sizeMs: number;
   /** Equal to `sizeMs` for a tumbling window. */
   slideMs: number;
-  latenessMs: number;
-  idleTimeoutMs?: number;
-  emitUpdates: boolean;
 }
 
 interface CellJson {
@@ -28,30 +25,21 @@ interface CellJson {
  * starts on multiples of the slide; an event lands in every window that covers it (Flink's
  * SlidingEventTimeWindows). A window fires when the watermark reaches its end.
  */
-export class HoppingWindowStage extends StageBase implements StatefulStage {
+export class HoppingWindowStage extends WindowStageBase implements StatefulStage {
   private readonly sizeMs: number;
   private readonly slide: number;
-  private readonly lateness: number;
-  private readonly idleTimeout: number | undefined;
-  private readonly emitUpdates: boolean;
   /** Open windows by start, each with an accumulator per (route, group). */
   private readonly windows = new Map<number, GroupTable<Accumulator>>();
   private readonly starts = new MinHeap<number>();
   /** Most events fall in the window the previous one did: skip the lookup by start. */
   private lastStart = NaN;
   private lastCells: GroupTable<Accumulator> | undefined;
-  private wm = -Infinity;
-  private activeSinceTick = false;
-  private lastActivity: number | undefined;
   private cellCount = 0;
 
   constructor(options: HoppingWindowOptions) {
     super(options);
     this.sizeMs = options.sizeMs;
     this.slide = options.slideMs;
-    this.lateness = options.latenessMs;
-    this.idleTimeout = options.idleTimeoutMs;
-    this.emitUpdates = options.emitUpdates;
   }
 
   add(input: StageInput): void {
@@ -73,7 +61,7 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
       if (this.emitUpdates) this.emitWindow(group, route, start, start + size, acc, false);
     }
     if (!landed) this.emitLate(input, this.wm);
-    this.activeSinceTick = true;
+    this.markActive();
   }
 
   private cellsFor(start: number): GroupTable<Accumulator> {
@@ -89,54 +77,17 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
     return cells;
   }
 
-  advanceTo(eventTime: number): void {
-    const watermark = eventTime - this.lateness;
-    if (watermark <= this.wm) return;
-    this.wm = watermark;
-    this.touch(WATERMARK_KEY);
-    this.activeSinceTick = true;
-    this.fireUntil(watermark);
-  }
-
-  onWallClock(now: number): void {
-    if (this.activeSinceTick || this.lastActivity === undefined) {
-      this.activeSinceTick = false;
-      this.lastActivity = now;
-      return;
-    }
-    if (
-      this.idleTimeout !== undefined &&
-      this.cellCount > 0 &&
-      now - this.lastActivity >= this.idleTimeout
-    ) {
-      this.flush();
-      this.lastActivity = now;
-    }
-  }
-
-  /**
-   * Fires every open window and moves the watermark to the latest end among them, so an event
-   * for a flushed window that still arrives is reported late rather than opening it twice.
-   */
-  flush(): void {
-    let latestEnd = this.wm;
-    for (const start of this.windows.keys()) latestEnd = Math.max(latestEnd, start + this.sizeMs);
-    if (latestEnd > this.wm) {
-      this.wm = latestEnd;
-      this.touch(WATERMARK_KEY);
-    }
-    this.fireUntil(latestEnd);
-  }
-
-  watermark(): number {
-    return this.wm;
-  }
-
   size(): number {
     return this.cellCount;
   }
 
-  private fireUntil(watermark: number): void {
+  protected latestOpenEnd(): number {
+    let latest = -Infinity;
+    for (const start of this.windows.keys()) latest = Math.max(latest, start + this.sizeMs);
+    return latest;
+  }
+
+  protected fireUntil(watermark: number): void {
     while (this.starts.peekPriority() + this.sizeMs <= watermark) {
       const start = this.starts.pop()!;
       const cells = this.windows.get(start);
@@ -158,9 +109,7 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshot(): StateEntry[] {
-    const entries: StateEntry[] = [];
-    if (Number.isFinite(this.wm))
-      entries.push({ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) });
+    const entries = this.watermarkEntries();
     for (const [start, cells] of this.windows) {
       for (const [route, group] of cells.entries()) {
         const key = cellKey(start, groupStateKey(route, group));
@@ -171,8 +120,7 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshotKey(key: string): unknown {
-    if (key === WATERMARK_KEY)
-      return Number.isFinite(this.wm) ? { watermark: watermarkToJson(this.wm) } : undefined;
+    if (key === WATERMARK_KEY) return this.watermarkValue();
     const { start, route, group } = parseCellKey(key);
     const acc = this.windows.get(start)?.get(route, group);
     if (acc === undefined) return undefined;
@@ -185,10 +133,7 @@ export class HoppingWindowStage extends StageBase implements StatefulStage {
     this.forgetLastWindow();
     for (const { key, value } of entries) {
       if (key === WATERMARK_KEY) {
-        this.wm =
-          value === null
-            ? -Infinity
-            : watermarkFromJson((value as { watermark: unknown }).watermark);
+        this.restoreWatermark(value);
         continue;
       }
       const { start, route, group } = parseCellKey(key);

@@ -4,14 +4,11 @@ import { MinHeap } from './min-heap';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
 import { GroupTable } from './group-table';
 import { WATERMARK_KEY, groupStateKey, parseGroupStateKey } from './stage';
-import { StageBase, watermarkFromJson, watermarkToJson } from './stage-base';
-import type { StageOptions } from './stage-base';
+import { WindowStageBase } from './window-stage-base';
+import type { WindowStageOptions } from './window-stage-base';
 
-export interface SessionWindowOptions extends StageOptions {
+export interface SessionWindowOptions extends WindowStageOptions {
   gapMs: number;
-  latenessMs: number;
-  idleTimeoutMs?: number;
-  emitUpdates: boolean;
 }
 
 interface Session {
@@ -31,11 +28,8 @@ interface GroupSessionsJson {
  * merge (as in Flink and Kafka Streams, events exactly one gap apart share a session). A session
  * fires when the watermark reaches its end. State is one entry per group with its open sessions.
  */
-export class SessionWindowStage extends StageBase implements StatefulStage {
+export class SessionWindowStage extends WindowStageBase implements StatefulStage {
   private readonly gap: number;
-  private readonly lateness: number;
-  private readonly idleTimeout: number | undefined;
-  private readonly emitUpdates: boolean;
   /** Open sessions per (route, group), disjoint and sorted by start. */
   private readonly groups = new GroupTable<Session[]>();
   /** Session ends to fire; entries for sessions merged away are skipped when popped. */
@@ -45,21 +39,15 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
     start: number;
     end: number;
   }>();
-  private wm = -Infinity;
-  private activeSinceTick = false;
-  private lastActivity: number | undefined;
   private sessionCount = 0;
 
   constructor(options: SessionWindowOptions) {
     super(options);
     this.gap = options.gapMs;
-    this.lateness = options.latenessMs;
-    this.idleTimeout = options.idleTimeoutMs;
-    this.emitUpdates = options.emitUpdates;
   }
 
   add(input: StageInput): void {
-    this.activeSinceTick = true;
+    this.markActive();
     const start = input.time;
     const end = start + this.gap;
     if (end <= this.wm) {
@@ -91,53 +79,19 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
       this.emitWindow(group, route, merged.start, merged.end, merged.acc, false);
   }
 
-  advanceTo(eventTime: number): void {
-    const watermark = eventTime - this.lateness;
-    if (watermark <= this.wm) return;
-    this.wm = watermark;
-    this.touch(WATERMARK_KEY);
-    this.activeSinceTick = true;
-    this.fireUntil(watermark);
-  }
-
-  onWallClock(now: number): void {
-    if (this.activeSinceTick || this.lastActivity === undefined) {
-      this.activeSinceTick = false;
-      this.lastActivity = now;
-      return;
-    }
-    if (
-      this.idleTimeout !== undefined &&
-      this.sessionCount > 0 &&
-      now - this.lastActivity >= this.idleTimeout
-    ) {
-      this.flush();
-      this.lastActivity = now;
-    }
-  }
-
-  /** Fires every open session and moves the watermark to the latest end among them. */
-  flush(): void {
-    let latestEnd = this.wm;
-    for (const [, , sessions] of this.groups.entries()) {
-      for (const session of sessions) latestEnd = Math.max(latestEnd, session.end);
-    }
-    if (latestEnd > this.wm) {
-      this.wm = latestEnd;
-      this.touch(WATERMARK_KEY);
-    }
-    this.fireUntil(latestEnd);
-  }
-
-  watermark(): number {
-    return this.wm;
-  }
-
   size(): number {
     return this.sessionCount;
   }
 
-  private fireUntil(watermark: number): void {
+  protected latestOpenEnd(): number {
+    let latest = -Infinity;
+    for (const [, , sessions] of this.groups.entries()) {
+      for (const session of sessions) latest = Math.max(latest, session.end);
+    }
+    return latest;
+  }
+
+  protected fireUntil(watermark: number): void {
     while (this.ends.peekPriority() <= watermark) {
       const { route, group, start, end } = this.ends.pop()!;
       const sessions = this.groups.get(route, group);
@@ -152,9 +106,7 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshot(): StateEntry[] {
-    const entries: StateEntry[] = [];
-    if (Number.isFinite(this.wm))
-      entries.push({ key: WATERMARK_KEY, value: this.snapshotKey(WATERMARK_KEY) });
+    const entries = this.watermarkEntries();
     for (const [route, group] of this.groups.entries()) {
       const key = sessionsKey(groupStateKey(route, group));
       entries.push({ key, value: this.snapshotKey(key) });
@@ -163,8 +115,7 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   }
 
   snapshotKey(key: string): unknown {
-    if (key === WATERMARK_KEY)
-      return Number.isFinite(this.wm) ? { watermark: watermarkToJson(this.wm) } : undefined;
+    if (key === WATERMARK_KEY) return this.watermarkValue();
     const { route, group } = parseGroupStateKey(parseSessionsKey(key));
     const sessions = this.groups.get(route, group);
     if (sessions === undefined) return undefined;
@@ -179,10 +130,7 @@ export class SessionWindowStage extends StageBase implements StatefulStage {
   restore(entries: Iterable<StateEntry>): void {
     for (const { key, value } of entries) {
       if (key === WATERMARK_KEY) {
-        this.wm =
-          value === null
-            ? -Infinity
-            : watermarkFromJson((value as { watermark: unknown }).watermark);
+        this.restoreWatermark(value);
         continue;
       }
       const { route, group } = parseGroupStateKey(parseSessionsKey(key));

@@ -87,12 +87,3 @@ export abstract class StageBase {
     this.emitter.late(resultKey(this.pipelineId, input.route, input.group), record);
   }
 }
-
-/** The JSON form of a watermark: -Infinity (no event time yet) has none. */
-export function watermarkToJson(watermark: number): number | null {
-  return Number.isFinite(watermark) ? watermark : null;
-}
-
-export function watermarkFromJson(value: unknown): number {
-  return typeof value === 'number' ? value : -Infinity;
-}
