@@ -7,6 +7,8 @@ import type { StoredPipeline } from '@sluice/contracts';
 import { logLevel } from 'kafkajs';
 import pg from 'pg';
 
+import { dailyRevenueDefinition } from '@sluice/operators/testing';
+
 import { createAdminApp } from '../../src/admin-app';
 import { loadAdminConfig } from '../../src/config/admin-config';
 import type { AdminConfig } from '../../src/config/admin-config';
@@ -127,20 +129,8 @@ export async function eventually<T>(
   }
 }
 
+/** The AllSource daily-revenue definition, without an id and with an output topic of its own. */
 export function dailyRevenue(overrides: Record<string, unknown> = {}) {
-  return {
-    name: 'daily-revenue',
-    source_event_types: ['order.placed'],
-    operators: [
-      { type: 'filter', field: 'status', op: 'eq', value: 'paid' },
-      {
-        type: 'window',
-        config: { window_type: 'tumbling', size_seconds: 86400 },
-        aggregation: { type: 'reduce', field: 'total', function: 'sum', group_by: 'currency' },
-      },
-    ],
-    enabled: true,
-    output: `daily_revenue_${randomUUID().slice(0, 8)}`,
-    ...overrides,
-  };
+  const { id: _id, description: _description, ...definition } = dailyRevenueDefinition();
+  return { ...definition, output: `daily_revenue_${randomUUID().slice(0, 8)}`, ...overrides };
 }
