@@ -132,6 +132,28 @@ describe('admin API lifecycle', () => {
     );
 
     await eventually(async () => expect((await pipelinesTopic(prefix)).get(id)).toBeNull());
+
+    // The id can be created again; its history goes on without a gap.
+    const again = await api('POST', '/api/v1/pipelines', { ...definition, id });
+    expect(again.status).toBe(201);
+    expect(again.body).toMatchObject({ pipeline_id: id, version: 4 });
+    const history = await api<{ versions: Array<{ change: string }> }>(
+      'GET',
+      `/api/v1/pipelines/${id}/versions`,
+    );
+    expect(history.body.versions.map((v) => v.change)).toEqual([
+      'created',
+      'updated',
+      'deleted',
+      'created',
+    ]);
+    await eventually(async () =>
+      expect((await pipelinesTopic(prefix)).get(id)).toMatchObject({
+        version: 4,
+        reset_generation: 1,
+      }),
+    );
+    await api('DELETE', `/api/v1/pipelines/${id}`);
   });
 
   it('creates idempotently: the same id and content is a 200, different content a 409', async () => {
