@@ -1,0 +1,91 @@
+import type { StoredPipeline } from '@sluice/contracts';
+import { dailyRevenueDefinition } from '@sluice/operators/testing';
+
+import { DefinitionRegistry } from './definition-registry';
+
+const ID = '00000000-0000-4000-8000-000000000001';
+
+function record(overrides: Partial<StoredPipeline> = {}): string {
+  return JSON.stringify({
+    ...dailyRevenueDefinition(),
+    version: 1,
+    reset_generation: 0,
+    created_at: '2026-11-29T10:00:00.000Z',
+    updated_at: '2026-11-29T10:00:00.000Z',
+    ...overrides,
+  });
+}
+
+describe('DefinitionRegistry', () => {
+  it('creates, updates, resets and deletes pipelines in log order', () => {
+    const registry = new DefinitionRegistry();
+    const created = registry.apply(ID, record());
+    expect(created.kind).toBe('created');
+    expect(registry.get(ID)?.compiled.stateful?.kind).toBe('window');
+
+    expect(registry.apply(ID, record({ version: 2, name: 'renamed' }))).toMatchObject({
+      kind: 'updated',
+      freshState: false,
+    });
+    const changedOperators = registry.apply(
+      ID,
+      record({ version: 3, operators: [{ type: 'reduce', function: 'count' }] }),
+    );
+    expect(changedOperators).toMatchObject({ kind: 'updated', freshState: true });
+    expect(registry.get(ID)?.compiled.stateful?.kind).toBe('reduce');
+
+    expect(
+      registry.apply(
+        ID,
+        record({
+          version: 3,
+          reset_generation: 1,
+          operators: [{ type: 'reduce', function: 'count' }],
+        }),
+      ).kind,
+    ).toBe('reset');
+    expect(registry.apply(ID, null)).toEqual({ kind: 'deleted', id: ID });
+    expect(registry.size).toBe(0);
+  });
+
+  it('ignores re-sent and older records, so an at-least-once relay cannot roll a pipeline back', () => {
+    const registry = new DefinitionRegistry();
+    registry.apply(ID, record({ version: 2 }));
+    expect(registry.apply(ID, record({ version: 2 }))).toMatchObject({
+      kind: 'ignored',
+      reason: expect.stringContaining('not newer'),
+    });
+    expect(registry.apply(ID, record({ version: 1 })).kind).toBe('ignored');
+    expect(registry.get(ID)?.stored.version).toBe(2);
+  });
+
+  it('skips malformed and invalid records with a reason instead of failing', () => {
+    const registry = new DefinitionRegistry();
+    expect(registry.apply(ID, '{not json')).toEqual({
+      kind: 'ignored',
+      id: ID,
+      reason: 'the record is not JSON',
+    });
+    expect(registry.apply(ID, '[1]')).toMatchObject({
+      kind: 'ignored',
+      reason: 'the record is not a JSON object',
+    });
+    expect(registry.apply(ID, record({ output: '' }))).toMatchObject({
+      kind: 'ignored',
+      reason: expect.stringContaining('output must not be empty'),
+    });
+    expect(registry.apply('00000000-0000-4000-8000-000000000002', record())).toMatchObject({
+      kind: 'ignored',
+      reason: expect.stringContaining('is not its key'),
+    });
+    expect(registry.apply(ID, record({ version: 'one' as never }))).toMatchObject({
+      kind: 'ignored',
+      reason: 'version and reset_generation must be integers',
+    });
+    expect(registry.apply(ID, null)).toMatchObject({
+      kind: 'ignored',
+      reason: 'tombstone for an unknown pipeline',
+    });
+    expect(registry.size).toBe(0);
+  });
+});

@@ -1,0 +1,121 @@
+// The processor's view of `sluice.pipelines` (DESIGN §5): every record is applied in log order,
+// validated and compiled once. Records are never trusted blindly: a malformed or invalid one is
+// reported and skipped, and a record older than what is known (a re-sent outbox row) is ignored.
+import { validateDefinition } from '@sluice/contracts';
+import type { StoredPipeline } from '@sluice/contracts';
+import { compilePipeline } from '@sluice/operators';
+import type { CompiledPipeline, CompileOptions } from '@sluice/operators';
+
+export interface RegisteredPipeline {
+  stored: StoredPipeline;
+  compiled: CompiledPipeline;
+}
+
+export type RegistryChange =
+  | { kind: 'created'; id: string; pipeline: RegisteredPipeline }
+  /** `freshState`: the operators or event types changed, so state starts afresh from here. */
+  | { kind: 'updated'; id: string; pipeline: RegisteredPipeline; freshState: boolean }
+  /** A reset: clear the pipeline's state and counters everywhere. */
+  | { kind: 'reset'; id: string; pipeline: RegisteredPipeline }
+  | { kind: 'deleted'; id: string }
+  | { kind: 'ignored'; id: string; reason: string };
+
+const STORED_FIELDS = ['version', 'reset_generation', 'created_at', 'updated_at'] as const;
+
+export class DefinitionRegistry {
+  private readonly pipelines = new Map<string, RegisteredPipeline>();
+
+  constructor(private readonly options: CompileOptions = {}) {}
+
+  get size(): number {
+    return this.pipelines.size;
+  }
+
+  get(id: string): RegisteredPipeline | undefined {
+    return this.pipelines.get(id);
+  }
+
+  all(): RegisteredPipeline[] {
+    return [...this.pipelines.values()];
+  }
+
+  /** Applies one record of the pipelines topic (`value: null` is a tombstone). */
+  apply(id: string, value: string | null): RegistryChange {
+    const known = this.pipelines.get(id);
+    if (value === null) {
+      if (!known) return { kind: 'ignored', id, reason: 'tombstone for an unknown pipeline' };
+      this.pipelines.delete(id);
+      return { kind: 'deleted', id };
+    }
+    const parsed = parseStored(id, value);
+    if ('reason' in parsed) return { kind: 'ignored', id, reason: parsed.reason };
+    const stored = parsed.stored;
+    if (known && !isNewer(stored, known.stored)) {
+      const seen = `${known.stored.version}/${known.stored.reset_generation}`;
+      return {
+        kind: 'ignored',
+        id,
+        reason: `version/generation ${stored.version}/${stored.reset_generation} is not newer than ${seen}`,
+      };
+    }
+    const pipeline = { stored, compiled: compilePipeline({ ...stored, id }, this.options) };
+    this.pipelines.set(id, pipeline);
+    if (!known) return { kind: 'created', id, pipeline };
+    if (stored.reset_generation > known.stored.reset_generation)
+      return { kind: 'reset', id, pipeline };
+    return {
+      kind: 'updated',
+      id,
+      pipeline,
+      freshState: semantics(stored) !== semantics(known.stored),
+    };
+  }
+}
+
+function parseStored(id: string, value: string): { stored: StoredPipeline } | { reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    return { reason: 'the record is not JSON' };
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    return { reason: 'the record is not a JSON object' };
+  const record = json as Record<string, unknown>;
+  const definition: Record<string, unknown> = { ...record };
+  for (const field of STORED_FIELDS) delete definition[field];
+  const validation = validateDefinition(definition);
+  if (!validation.valid) {
+    return {
+      reason: `invalid definition: ${validation.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+    };
+  }
+  if (validation.definition.id !== id)
+    return { reason: `the record's id ${validation.definition.id} is not its key ${id}` };
+  const version = record['version'];
+  const generation = record['reset_generation'];
+  if (!Number.isSafeInteger(version) || !Number.isSafeInteger(generation)) {
+    return { reason: 'version and reset_generation must be integers' };
+  }
+  return {
+    stored: {
+      ...validation.definition,
+      version: version as number,
+      reset_generation: generation as number,
+      created_at: String(record['created_at'] ?? ''),
+      updated_at: String(record['updated_at'] ?? ''),
+    },
+  };
+}
+
+/** Outbox rows may be published twice (at-least-once relay): only a newer record changes anything. */
+function isNewer(candidate: StoredPipeline, current: StoredPipeline): boolean {
+  if (candidate.reset_generation !== current.reset_generation)
+    return candidate.reset_generation > current.reset_generation;
+  return candidate.version > current.version;
+}
+
+/** What decides a pipeline's state: its operators and the events it reads. */
+function semantics(stored: StoredPipeline): string {
+  return JSON.stringify([stored.operators, [...stored.source_event_types].sort()]);
+}
