@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+
+import { decodeRecord } from './decode-record';
+import type { SourceRecord } from './decode-record';
+
+const record = (value: Buffer | null, timestamp = '1764410400000'): SourceRecord => ({
+  topic: 'events',
+  partition: 3,
+  offset: '1234',
+  key: Buffer.from('order-42'),
+  value,
+  timestamp,
+});
+
+describe('decodeRecord', () => {
+  it('decodes a valid event, taking the record timestamp when the event has none', () => {
+    const result = decodeRecord(
+      record(Buffer.from(JSON.stringify({ event_type: 'a', payload: { x: 1 } }))),
+    );
+    expect(result).toEqual({
+      ok: true,
+      event: { envelope: { event_type: 'a', payload: { x: 1 } }, time: 1764410400000 },
+    });
+  });
+
+  it('dead-letters a bad record unchanged, with the reason and source coordinates', () => {
+    const value = Buffer.from('{"event_type": "a"}');
+    const result = decodeRecord(record(value));
+    expect(result).toEqual({
+      ok: false,
+      deadLetter: {
+        key: Buffer.from('order-42'),
+        value,
+        headers: {
+          'sluice-error': 'payload is missing or not a JSON object',
+          'sluice-source-topic': 'events',
+          'sluice-source-partition': '3',
+          'sluice-source-offset': '1234',
+        },
+      },
+    });
+  });
+
+  it('never throws and dead-letters every value that is not an event, keeping its bytes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
+        const value = Buffer.from(bytes);
+        const result = decodeRecord(record(value));
+        if (!result.ok) {
+          expect(result.deadLetter.value).toBe(value);
+          expect(result.deadLetter.headers['sluice-error']!.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    expect(decodeRecord(record(null))).toMatchObject({
+      ok: false,
+      deadLetter: { headers: { 'sluice-error': 'the record has no value' } },
+    });
+  });
+});
