@@ -56,7 +56,11 @@ interface Outcome {
   emitted: number;
 }
 
-function compiledPreParsed(definition: PipelineDefinition): Outcome {
+/** Runs the compiled pipeline over events `next(i)` yields (undefined: skip), counting results. */
+function runCompiled(
+  definition: PipelineDefinition,
+  next: (i: number) => SluiceEvent | undefined,
+): Outcome {
   let emitted = 0;
   const run = new PipelineRun(compilePipeline(definition), {
     result: () => void (emitted += 1),
@@ -65,7 +69,8 @@ function compiledPreParsed(definition: PipelineDefinition): Outcome {
   });
   let eventTime = -Infinity;
   for (let i = 0; i < N; i++) {
-    const event = decoded[i]!;
+    const event = next(i);
+    if (event === undefined) continue;
     run.process(event);
     if (event.time > eventTime) run.advanceTo((eventTime = event.time));
   }
@@ -73,22 +78,15 @@ function compiledPreParsed(definition: PipelineDefinition): Outcome {
   return { emitted };
 }
 
+function compiledPreParsed(definition: PipelineDefinition): Outcome {
+  return runCompiled(definition, (i) => decoded[i]);
+}
+
 function compiledRaw(definition: PipelineDefinition): Outcome {
-  let emitted = 0;
-  const run = new PipelineRun(compilePipeline(definition), {
-    result: () => void (emitted += 1),
-    late: () => undefined,
-    deadLetter: () => undefined,
-  });
-  let eventTime = -Infinity;
-  for (let i = 0; i < N; i++) {
+  return runCompiled(definition, (i) => {
     const result = decodeEvent(buffers[i]!);
-    if (!result.ok) continue;
-    run.process(result.event);
-    if (result.event.time > eventTime) run.advanceTo((eventTime = result.event.time));
-  }
-  run.flush();
-  return { emitted };
+    return result.ok ? result.event : undefined;
+  });
 }
 
 function naivePreParsed(definition: PipelineDefinition): Outcome {

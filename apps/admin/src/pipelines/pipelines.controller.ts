@@ -69,11 +69,10 @@ export class PipelinesController {
     @Body() body: unknown,
     @Headers('x-sluice-actor') actor: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<{ pipeline_id: string; name: string; enabled: boolean; version: number }> {
+  ): Promise<PipelineSummary> {
     const outcome = await this.pipelines.create(definitionFromBody(body), actorOf(actor));
     void reply.status(outcome.created ? 201 : 200).header('etag', etag(outcome.pipeline.version));
-    const { id, name, enabled, version } = outcome.pipeline;
-    return { pipeline_id: id, name, enabled, version };
+    return summaryOf(outcome.pipeline);
   }
 
   @Get()
@@ -173,7 +172,7 @@ export class PipelinesController {
     @Headers('if-match') ifMatch: string | undefined,
     @Headers('x-sluice-actor') actor: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<{ pipeline_id: string; name: string; enabled: boolean; version: number }> {
+  ): Promise<PipelineSummary> {
     checkedId(id);
     const document = bodyDocument(body);
     if (
@@ -196,12 +195,7 @@ export class PipelinesController {
       actorOf(actor),
     );
     void reply.header('etag', etag(pipeline.version));
-    return {
-      pipeline_id: pipeline.id,
-      name: pipeline.name,
-      enabled: pipeline.enabled,
-      version: pipeline.version,
-    };
+    return summaryOf(pipeline);
   }
 
   @Delete(':id')
@@ -235,6 +229,23 @@ export class PipelinesController {
     const versions = await this.pipelines.versions(checkedId(id));
     return { pipeline_id: id, versions, total: versions.length };
   }
+}
+
+interface PipelineSummary {
+  pipeline_id: string;
+  name: string;
+  enabled: boolean;
+  version: number;
+}
+
+/** What create and replace answer (AllSource's create response, plus the version). */
+function summaryOf(pipeline: StoredPipeline): PipelineSummary {
+  return {
+    pipeline_id: pipeline.id,
+    name: pipeline.name,
+    enabled: pipeline.enabled,
+    version: pipeline.version,
+  };
 }
 
 function checkedId(id: string): string {
