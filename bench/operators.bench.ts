@@ -56,11 +56,7 @@ interface Outcome {
   emitted: number;
 }
 
-/** Runs the compiled pipeline over events `next(i)` yields (undefined: skip), counting results. */
-function runCompiled(
-  definition: PipelineDefinition,
-  next: (i: number) => SluiceEvent | undefined,
-): Outcome {
+function compiledPreParsed(definition: PipelineDefinition): Outcome {
   let emitted = 0;
   const run = new PipelineRun(compilePipeline(definition), {
     result: () => void (emitted += 1),
@@ -69,8 +65,7 @@ function runCompiled(
   });
   let eventTime = -Infinity;
   for (let i = 0; i < N; i++) {
-    const event = next(i);
-    if (event === undefined) continue;
+    const event = decoded[i]!;
     run.process(event);
     if (event.time > eventTime) run.advanceTo((eventTime = event.time));
   }
@@ -78,15 +73,22 @@ function runCompiled(
   return { emitted };
 }
 
-function compiledPreParsed(definition: PipelineDefinition): Outcome {
-  return runCompiled(definition, (i) => decoded[i]);
-}
-
 function compiledRaw(definition: PipelineDefinition): Outcome {
-  return runCompiled(definition, (i) => {
-    const result = decodeEvent(buffers[i]!);
-    return result.ok ? result.event : undefined;
+  let emitted = 0;
+  const run = new PipelineRun(compilePipeline(definition), {
+    result: () => void (emitted += 1),
+    late: () => undefined,
+    deadLetter: () => undefined,
   });
+  let eventTime = -Infinity;
+  for (let i = 0; i < N; i++) {
+    const result = decodeEvent(buffers[i]!);
+    if (!result.ok) continue;
+    run.process(result.event);
+    if (result.event.time > eventTime) run.advanceTo((eventTime = result.event.time));
+  }
+  run.flush();
+  return { emitted };
 }
 
 function naivePreParsed(definition: PipelineDefinition): Outcome {
