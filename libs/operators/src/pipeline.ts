@@ -176,14 +176,11 @@ function compileStateful(
       : Math.round(config.idle_timeout_seconds * SECOND);
   const emitUpdates = operator.emit === 'update';
   const base = { pipelineId, aggregator, latenessMs, idleTimeoutMs, emitUpdates };
+  const spec = { kind: 'window' as const, extract, groupBy, latenessMs, idleTimeoutMs };
   if (config.window_type === 'session') {
     const gapMs = Math.round(config.session_timeout_seconds! * SECOND);
     return {
-      kind: 'window',
-      extract,
-      groupBy,
-      latenessMs,
-      idleTimeoutMs,
+      ...spec,
       createStage: (options) => new SessionWindowStage({ ...options, ...base, gapMs }),
     };
   }
@@ -191,11 +188,7 @@ function compileStateful(
   const slideMs =
     config.window_type === 'sliding' ? Math.round(config.slide_seconds! * SECOND) : sizeMs;
   return {
-    kind: 'window',
-    extract,
-    groupBy,
-    latenessMs,
-    idleTimeoutMs,
+    ...spec,
     createStage: (options) => new HoppingWindowStage({ ...options, ...base, sizeMs, slideMs }),
   };
 }

@@ -31,3 +31,19 @@ export function policyVerdict(
   item.reason = reason;
   return policy === 'error' ? FAILED : SKIPPED;
 }
+
+/**
+ * For operators that pass a missing or wrong-typed field through unchanged (map, branch): PASS,
+ * unless the matching policy says `error`, in which case FAILED with the reason.
+ */
+export function unchangedUnlessError(
+  item: WorkItem,
+  actual: unknown,
+  policies: { on_missing?: 'skip' | 'error'; on_invalid?: 'skip' | 'error' },
+  reason: () => string,
+): Verdict {
+  const policy = actual === undefined ? policies.on_missing : policies.on_invalid;
+  if (policy !== 'error') return PASS;
+  item.reason = reason();
+  return FAILED;
+}

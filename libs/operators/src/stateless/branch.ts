@@ -1,7 +1,7 @@
 import type { BranchOperator } from '@sluice/contracts';
 
 import { compileGetter, compileSetter } from '../paths';
-import { FAILED, PASS } from '../step';
+import { PASS, unchangedUnlessError } from '../step';
 import type { Step } from '../step';
 import { describeType } from './filter';
 
@@ -13,16 +13,15 @@ export function compileBranch(operator: BranchOperator, label: string): Step {
   const get = compileGetter(operator.field);
   const setRoute = compileSetter('_route');
   const routes = new Map(Object.entries(operator.branches));
-  const missingIsError = operator.on_missing === 'error';
-  const invalidIsError = operator.on_invalid === 'error';
   return (item) => {
     const actual = get(item.envelope);
     if (typeof actual !== 'string') {
-      if (actual === undefined ? missingIsError : invalidIsError) {
-        item.reason = `${label}: field ${operator.field} is ${describeType(actual)}, branch needs a string`;
-        return FAILED;
-      }
-      return PASS;
+      return unchangedUnlessError(
+        item,
+        actual,
+        operator,
+        () => `${label}: field ${operator.field} is ${describeType(actual)}, branch needs a string`,
+      );
     }
     const route = routes.get(actual);
     if (route !== undefined) {

@@ -1,7 +1,7 @@
 import type { MapOperator } from '@sluice/contracts';
 
 import { compileGetter, compileSetter } from '../paths';
-import { FAILED, PASS, policyVerdict } from '../step';
+import { PASS, policyVerdict, unchangedUnlessError } from '../step';
 import type { Step } from '../step';
 import { describeType } from './filter';
 
@@ -13,8 +13,8 @@ export function compileMap(operator: MapOperator, label: string): Step {
   const get = compileGetter(operator.field);
   const set = compileSetter(operator.field);
   const [name, operandText] = operator.transform.split(':') as [string, string | undefined];
-  const missingIsError = operator.on_missing === 'error';
-  const invalidIsError = operator.on_invalid === 'error';
+  const wrongType = (actual: unknown, needs: string) => () =>
+    `${label}: field ${operator.field} is ${describeType(actual)}, ${name} needs ${needs}`;
 
   if (name === 'multiply' || name === 'add') {
     const operand = Number(operandText);
@@ -22,11 +22,7 @@ export function compileMap(operator: MapOperator, label: string): Step {
     return (item) => {
       const actual = get(item.envelope);
       if (typeof actual !== 'number') {
-        if (actual === undefined ? missingIsError : invalidIsError) {
-          item.reason = `${label}: field ${operator.field} is ${describeType(actual)}, ${name} needs a number`;
-          return FAILED;
-        }
-        return PASS;
+        return unchangedUnlessError(item, actual, operator, wrongType(actual, 'a number'));
       }
       const result = apply(actual);
       if (!Number.isFinite(result)) {
@@ -50,11 +46,7 @@ export function compileMap(operator: MapOperator, label: string): Step {
   return (item) => {
     const actual = get(item.envelope);
     if (typeof actual !== 'string') {
-      if (actual === undefined ? missingIsError : invalidIsError) {
-        item.reason = `${label}: field ${operator.field} is ${describeType(actual)}, ${name} needs a string`;
-        return FAILED;
-      }
-      return PASS;
+      return unchangedUnlessError(item, actual, operator, wrongType(actual, 'a string'));
     }
     set(item.envelope, apply(actual));
     return PASS;
