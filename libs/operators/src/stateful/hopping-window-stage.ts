@@ -88,7 +88,7 @@ export class HoppingWindowStage extends WindowStageBase implements StatefulStage
   }
 
   protected fireUntil(watermark: number): void {
-    while (this.starts.peekPriority() + this.sizeMs <= watermark) {
+    while (this.starts.size > 0 && this.starts.peekPriority() + this.sizeMs <= watermark) {
       const start = this.starts.pop()!;
       const cells = this.windows.get(start);
       if (cells === undefined) continue;

@@ -1,15 +1,18 @@
-/** A binary min-heap ordered by a numeric priority; ties pop in insertion order. */
+/**
+ * A binary min-heap ordered by a numeric priority, then by an optional tie-break string, then by
+ * insertion order.
+ */
 export class MinHeap<T> {
-  private readonly items: Array<{ priority: number; seq: number; value: T }> = [];
+  private readonly items: Array<{ priority: number; tie: string; seq: number; value: T }> = [];
   private seq = 0;
 
   get size(): number {
     return this.items.length;
   }
 
-  push(priority: number, value: T): void {
+  push(priority: number, value: T, tie = ''): void {
     const items = this.items;
-    items.push({ priority, seq: this.seq++, value });
+    items.push({ priority, tie, seq: this.seq++, value });
     let i = items.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
@@ -53,6 +56,8 @@ export class MinHeap<T> {
   private less(a: number, b: number): boolean {
     const x = this.items[a]!;
     const y = this.items[b]!;
-    return x.priority < y.priority || (x.priority === y.priority && x.seq < y.seq);
+    if (x.priority !== y.priority) return x.priority < y.priority;
+    if (x.tie !== y.tie) return x.tie < y.tie;
+    return x.seq < y.seq;
   }
 }

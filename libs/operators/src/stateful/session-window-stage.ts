@@ -26,7 +26,7 @@ interface GroupSessionsJson {
 /**
  * Session windows per group: each event opens `[t, t + gap)`, and sessions that overlap or touch
  * merge (as in Flink and Kafka Streams, events exactly one gap apart share a session). A session
- * fires when the watermark reaches its end. State is one entry per group with its open sessions.
+ * fires once the watermark has passed its end. State is one entry per group with its open sessions.
  */
 export class SessionWindowStage extends WindowStageBase implements StatefulStage {
   private readonly gap: number;
@@ -73,7 +73,13 @@ export class SessionWindowStage extends WindowStageBase implements StatefulStage
     kept.splice(at < 0 ? kept.length : at, 0, merged);
     this.groups.set(route, group, kept);
     this.sessionCount += 1;
-    this.ends.push(merged.end, { route, group, start: merged.start, end: merged.end });
+    // Sessions ending together fire in group order, so a run restored from a snapshot emits
+    // them in the same order as an uninterrupted one.
+    this.ends.push(
+      merged.end,
+      { route, group, start: merged.start, end: merged.end },
+      groupStateKey(route, group),
+    );
     if (this.tracking) this.touch(sessionsKey(groupStateKey(route, group)));
     if (this.emitUpdates)
       this.emitWindow(group, route, merged.start, merged.end, merged.acc, false);
@@ -92,7 +98,9 @@ export class SessionWindowStage extends WindowStageBase implements StatefulStage
   }
 
   protected fireUntil(watermark: number): void {
-    while (this.ends.peekPriority() <= watermark) {
+    // Strictly past the end: an event exactly at a session's end still joins it (sessions that
+    // touch merge), so the session may only fire once the watermark has gone beyond that point.
+    while (this.ends.size > 0 && this.ends.peekPriority() < watermark) {
       const { route, group, start, end } = this.ends.pop()!;
       const sessions = this.groups.get(route, group);
       const index = sessions?.findIndex((s) => s.start === start && s.end === end) ?? -1;
@@ -147,7 +155,13 @@ export class SessionWindowStage extends WindowStageBase implements StatefulStage
       }));
       this.groups.set(route, group, sessions);
       this.sessionCount += sessions.length;
-      for (const s of sessions) this.ends.push(s.end, { route, group, start: s.start, end: s.end });
+      for (const s of sessions) {
+        this.ends.push(
+          s.end,
+          { route, group, start: s.start, end: s.end },
+          groupStateKey(route, group),
+        );
+      }
     }
   }
 

@@ -74,7 +74,7 @@ export abstract class WindowStageBase extends StageBase {
       this.wm = latestEnd;
       this.touch(WATERMARK_KEY);
     }
-    this.fireUntil(latestEnd);
+    this.fireUntil(Infinity);
   }
 
   watermark(): number {

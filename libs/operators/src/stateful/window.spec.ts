@@ -305,3 +305,26 @@ describe('window state', () => {
     expect(summary(restarted.readFinalWindows())).toEqual(['gbp [0,22) 7/3']);
   });
 });
+
+describe('session windows at the watermark', () => {
+  it('wait for the watermark to pass the end: an event exactly at the end still joins the session', () => {
+    // Regression (found by the recomputation property): with the watermark at 598 from another
+    // group, the session [596, 598) fired before the event at 598 that touches it arrived.
+    const driver = PipelineTestDriver.create({
+      id: ID,
+      name: 'w',
+      output: 'o',
+      operators: [
+        {
+          type: 'window',
+          config: { window_type: 'session', session_timeout_seconds: 2 },
+          aggregation: { type: 'reduce', function: 'count', group_by: 'currency' },
+        },
+      ],
+    });
+    driver.send(orderEvent(s(596), { currency: 'usd' }), orderEvent(s(598), { currency: 'gbp' }));
+    expect(driver.readFinalWindows()).toEqual([]);
+    driver.send(orderEvent(s(598), { currency: 'usd' })).endOfInput();
+    expect(summary(driver.readFinalWindows())).toEqual(['gbp [598,600) 1/1', 'usd [596,600) 2/2']);
+  });
+});
