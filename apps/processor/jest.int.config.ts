@@ -3,13 +3,13 @@ import type { Config } from 'jest';
 
 const preset = require('../../jest.preset.js');
 
-// Tests against the real broker started by `npm run processor:up`.
+// Against the real broker (npm run kafka:up); test/ runs the built app as real processes.
 const config: Config = {
   ...preset,
   displayName: 'processor:int',
   rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.int-spec.ts'],
-  testTimeout: 60_000,
+  testMatch: ['<rootDir>/src/**/*.int-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+  testTimeout: 180_000,
 };
 
 export default config;

@@ -9,6 +9,8 @@ export interface KafkaClientOptions {
   /** kafkajs' own logger is noisy and unstructured; apps pass their own level. */
   logLevel?: logLevel;
   retry?: KafkaConfig['retry'];
+  /** Routes kafkajs' own log lines into the app's logger. */
+  logCreator?: KafkaConfig['logCreator'];
 }
 
 export function createKafka(options: KafkaClientOptions): Kafka {
@@ -17,5 +19,6 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     brokers: options.brokers ?? brokersFromEnv(),
     logLevel: options.logLevel ?? logLevel.WARN,
     retry: options.retry ?? { initialRetryTime: 100, retries: 8 },
+    ...(options.logCreator ? { logCreator: options.logCreator } : {}),
   });
 }

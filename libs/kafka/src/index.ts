@@ -4,4 +4,4 @@ export type { KafkaClientOptions } from './client';
 export { ensureTopics } from './topics';
 export type { TopicSpec } from './topics';
 export { readTopicToEnd } from './read-topic-to-end';
-export type { TopicRecord } from './read-topic-to-end';
+export type { ReadToEndOptions, TopicRecord } from './read-topic-to-end';

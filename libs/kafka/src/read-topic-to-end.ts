@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Kafka } from 'kafkajs';
+import { AssignerProtocol } from 'kafkajs';
+import type { Kafka, PartitionAssigner } from 'kafkajs';
 
 export interface TopicRecord {
   partition: number;
@@ -9,40 +10,68 @@ export interface TopicRecord {
   value: string | null;
 }
 
+export interface ReadToEndOptions {
+  /** Only these partitions (a changelog restore reads one partition); all when omitted. */
+  partitions?: readonly number[];
+  timeoutMs?: number;
+  /** Called between batches of a long read, so a caller inside a consumer group can heartbeat. */
+  onBatch?: () => Promise<void>;
+}
+
 /**
- * Reads a topic from the beginning up to its end as of the call (the high watermarks then), with
- * read_committed, through a throwaway consumer group that is deleted afterwards. For compacted
- * topics read as tables: definitions, lookup tables, changelogs.
+ * Reads a topic (or some of its partitions) from the beginning up to its end as of the call
+ * (the high watermarks then), read_committed, through a throwaway consumer group that is deleted
+ * afterwards. For compacted topics read as tables: definitions, lookup tables, changelogs.
  */
 export async function readTopicToEnd(
   kafka: Kafka,
   topic: string,
   onRecord: (record: TopicRecord) => void,
-  options: { timeoutMs?: number } = {},
+  options: ReadToEndOptions = {},
 ): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   const groupId = `sluice-reader-${randomUUID()}`;
   try {
+    const wanted = options.partitions ? new Set(options.partitions) : undefined;
     const offsets = await admin.fetchTopicOffsets(topic);
     const remaining = new Map(
       offsets
+        .filter((p) => (wanted ? wanted.has(p.partition) : true))
         .filter((p) => BigInt(p.high) > BigInt(p.low))
         .map((p) => [p.partition, BigInt(p.high)]),
     );
     if (remaining.size === 0) return 0;
-    const consumer = kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 100 });
+    // kafkajs cannot assign partitions by hand; an assigner that hands exactly these partitions
+    // to the group's only member does the same job.
+    const consumer = kafka.consumer({
+      groupId,
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+      maxBytesPerPartition: 8 * 1024 * 1024,
+      partitionAssigners: [fixedAssigner(topic, [...remaining.keys()])],
+    });
     let count = 0;
+    let finish: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    // A transactional topic ends in commit markers, and kafkajs skips batches holding only
+    // markers without calling eachBatch; its end-of-batch event still reports their offsets.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      const end = remaining.get(payload.partition);
+      if (end !== undefined && BigInt(payload.lastOffset) + 1n >= end) {
+        remaining.delete(payload.partition);
+        if (remaining.size === 0) finish();
+      }
+    });
     await consumer.connect();
     try {
       await consumer.subscribe({ topic, fromBeginning: true });
-      let finish: () => void = () => undefined;
-      const finished = new Promise<void>((resolve) => (finish = resolve));
       await consumer.run({
         eachBatch: async ({ batch, heartbeat }) => {
           const end = remaining.get(batch.partition);
+          if (end === undefined) return;
           for (const message of batch.messages) {
-            if (end !== undefined && BigInt(message.offset) >= end) break;
+            if (BigInt(message.offset) >= end) break;
             count += 1;
             onRecord({
               partition: batch.partition,
@@ -51,21 +80,7 @@ export async function readTopicToEnd(
               value: message.value?.toString('utf8') ?? null,
             });
           }
-          // Transaction markers take offsets too, so "done" is the fetch position, not a record.
-          if (
-            end !== undefined &&
-            BigInt(batch.highWatermark) >= end &&
-            batch.offsetLag() === '0'
-          ) {
-            remaining.delete(batch.partition);
-          } else if (
-            end !== undefined &&
-            batch.messages.length > 0 &&
-            BigInt(batch.lastOffset()) + 1n >= end
-          ) {
-            remaining.delete(batch.partition);
-          }
-          if (remaining.size === 0) finish();
+          await options.onBatch?.();
           await heartbeat();
         },
       });
@@ -86,4 +101,26 @@ export async function readTopicToEnd(
   } finally {
     await admin.disconnect();
   }
+}
+
+function fixedAssigner(topic: string, partitions: number[]): PartitionAssigner {
+  const name = 'SluiceFixedAssigner';
+  const empty = Buffer.alloc(0);
+  return () => ({
+    name,
+    version: 1,
+    assign: async ({ members }) =>
+      members.map((member, index) => ({
+        memberId: member.memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 1,
+          assignment: index === 0 ? { [topic]: partitions } : {},
+          userData: empty,
+        }),
+      })),
+    protocol: ({ topics }) => ({
+      name,
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: empty }),
+    }),
+  });
 }

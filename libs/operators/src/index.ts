@@ -14,7 +14,7 @@ export type {
   StatefulSpec,
 } from './pipeline';
 export { PipelineRun, statelessKey } from './pipeline-run';
-export type { DeadLetter, RunSink } from './pipeline-run';
+export type { DeadLetter, PipelineRunOptions, RunSink, StageInputSink } from './pipeline-run';
 export { runReference } from './reference';
 export type { KeyedRecord, ReferenceResult } from './reference';
 export { WATERMARK_KEY, groupStateKey, resultKey } from './stateful/stage';

@@ -25,9 +25,26 @@ export interface RunSink {
   deadLetter(record: DeadLetter): void;
 }
 
+/** Where a pipeline's stateful inputs go: its own stage in process, a repartition topic in the processor. */
+export interface StageInputSink {
+  add(input: StageInput): void;
+}
+
+export interface PipelineRunOptions {
+  trackChanges?: boolean;
+  /** Counters to add to (the processor shares one set per pipeline); fresh ones otherwise. */
+  counters?: PipelineCounters;
+  /**
+   * Send stateful inputs here instead of to a stage of this run's own (the processor runs the
+   * stateless steps where a record is consumed and the stage where its group's partition is).
+   */
+  downstream?: StageInputSink;
+}
+
 export class PipelineRun {
-  readonly counters: PipelineCounters = emptyCounters();
+  readonly counters: PipelineCounters;
   readonly stage: StatefulStage | undefined;
+  private readonly downstream: StageInputSink | undefined;
   private readonly item: WorkItem = { envelope: undefined as never, route: undefined, reason: '' };
   private readonly aggregate: AggregateInput = { group: null, value: 0 };
   private readonly input: StageInput = {
@@ -41,13 +58,17 @@ export class PipelineRun {
   constructor(
     readonly pipeline: CompiledPipeline,
     private readonly sink: RunSink,
-    options: { trackChanges?: boolean } = {},
+    options: PipelineRunOptions = {},
   ) {
-    this.stage = pipeline.stateful?.createStage({
-      emitter: sink,
-      counters: this.counters,
-      trackChanges: options.trackChanges,
-    });
+    this.counters = options.counters ?? emptyCounters();
+    this.stage = options.downstream
+      ? undefined
+      : pipeline.stateful?.createStage({
+          emitter: sink,
+          counters: this.counters,
+          trackChanges: options.trackChanges,
+        });
+    this.downstream = options.downstream ?? this.stage;
   }
 
   /** Runs one decoded event through the pipeline (if enabled and its type matches). */
@@ -81,7 +102,7 @@ export class PipelineRun {
         return;
     }
 
-    if (this.stage === undefined) {
+    if (this.downstream === undefined) {
       counters.emitted += 1;
       this.sink.result(
         statelessKey(pipeline.id, item.envelope),
@@ -95,7 +116,7 @@ export class PipelineRun {
     input.value = this.aggregate.value;
     input.time = event.time;
     input.envelope = item.envelope;
-    this.stage.add(input);
+    this.downstream.add(input);
   }
 
   advanceTo(eventTime: number): void {

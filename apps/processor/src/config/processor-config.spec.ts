@@ -1,0 +1,54 @@
+import { hostname } from 'node:os';
+
+import { ConfigurationError, loadProcessorConfig } from './processor-config';
+
+describe('loadProcessorConfig', () => {
+  it('applies the DESIGN §7 defaults', () => {
+    expect(loadProcessorConfig({})).toEqual({
+      kafkaBrokers: ['127.0.0.1:9092'],
+      sourceTopics: ['events'],
+      consumerGroup: 'sluice-processor',
+      processorId: hostname(),
+      metricsPort: 9464,
+      logLevel: 'info',
+      logFormat: 'json',
+      topicPrefix: 'sluice',
+      commitIntervalMs: 100,
+      sourcePartitions: 6,
+      statsIntervalMs: 5000,
+    });
+  });
+
+  it('reads lists and numbers from the environment', () => {
+    expect(
+      loadProcessorConfig({
+        SOURCE_TOPICS: 'orders, clicks',
+        KAFKA_BROKERS: 'a:1,b:2',
+        PROCESSOR_ID: 'processor-0',
+        METRICS_PORT: '9500',
+      }),
+    ).toMatchObject({
+      sourceTopics: ['orders', 'clicks'],
+      kafkaBrokers: ['a:1', 'b:2'],
+      processorId: 'processor-0',
+      metricsPort: 9500,
+    });
+  });
+
+  it('lists every problem at once', () => {
+    let error: unknown;
+    try {
+      loadProcessorConfig({ METRICS_PORT: 'http', SOURCE_TOPICS: 'a b', COMMIT_INTERVAL_MS: '0' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).problems).toEqual(
+      expect.arrayContaining([
+        'METRICS_PORT must be a whole number',
+        'SOURCE_TOPICS must be a comma-separated list of topic names',
+        expect.stringContaining('COMMIT_INTERVAL_MS'),
+      ]),
+    );
+  });
+});

@@ -1,0 +1,129 @@
+// The processor's configuration (DESIGN §7), validated once at boot with class-validator, the
+// same way as the admin's: a bad environment stops the replica with every problem listed.
+import { hostname } from 'node:os';
+
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Matches, Max, Min, validateSync } from 'class-validator';
+
+const trimmed = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim() : value;
+const integer = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+
+const NAME = /^[a-zA-Z0-9._-]+$/;
+
+export class ProcessorEnvironment {
+  @IsOptional()
+  @Transform(trimmed)
+  @Matches(/^\s*[^\s:,]+:\d{1,5}(\s*,\s*[^\s:,]+:\d{1,5})*\s*$/, {
+    message: 'KAFKA_BROKERS must be a comma-separated list of host:port',
+  })
+  KAFKA_BROKERS: string = '127.0.0.1:9092';
+
+  @IsOptional()
+  @Transform(trimmed)
+  @Matches(/^\s*[a-zA-Z0-9._-]+(\s*,\s*[a-zA-Z0-9._-]+)*\s*$/, {
+    message: 'SOURCE_TOPICS must be a comma-separated list of topic names',
+  })
+  SOURCE_TOPICS: string = 'events';
+
+  @IsOptional()
+  @Transform(trimmed)
+  @Matches(NAME, { message: 'CONSUMER_GROUP may hold letters, digits, ., _ and -' })
+  CONSUMER_GROUP: string = 'sluice-processor';
+
+  @IsOptional()
+  @Transform(trimmed)
+  @Matches(NAME, { message: 'PROCESSOR_ID may hold letters, digits, ., _ and -' })
+  PROCESSOR_ID: string = hostname();
+
+  @IsOptional()
+  @Transform(integer)
+  @IsInt({ message: 'METRICS_PORT must be a whole number' })
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT: number = 9464;
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL: string = 'info';
+
+  @IsOptional()
+  @IsIn(['json', 'pretty'])
+  LOG_FORMAT: string = 'json';
+
+  @IsOptional()
+  @Matches(NAME, { message: 'SLUICE_TOPIC_PREFIX may hold letters, digits, ., _ and -' })
+  SLUICE_TOPIC_PREFIX: string = 'sluice';
+
+  /** How long a transaction collects batches before it commits (DESIGN: about 100 ms). */
+  @IsOptional()
+  @Transform(integer)
+  @IsInt({ message: 'COMMIT_INTERVAL_MS must be a whole number' })
+  @Min(1)
+  COMMIT_INTERVAL_MS: number = 100;
+
+  /** Partitions of a source topic the processor has to create because it does not exist. */
+  @IsOptional()
+  @Transform(integer)
+  @IsInt()
+  @Min(1)
+  SOURCE_PARTITIONS: number = 6;
+
+  @IsOptional()
+  @Transform(integer)
+  @IsInt()
+  @Min(100)
+  STATS_INTERVAL_MS: number = 5000;
+}
+
+export interface ProcessorConfig {
+  kafkaBrokers: string[];
+  sourceTopics: string[];
+  consumerGroup: string;
+  processorId: string;
+  metricsPort: number;
+  logLevel: string;
+  logFormat: 'json' | 'pretty';
+  topicPrefix: string;
+  commitIntervalMs: number;
+  sourcePartitions: number;
+  statsIntervalMs: number;
+}
+
+export class ConfigurationError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+
+export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): ProcessorConfig {
+  const known = Object.keys(new ProcessorEnvironment());
+  const input = Object.fromEntries(
+    known.filter((key) => env[key] !== undefined && env[key] !== '').map((key) => [key, env[key]]),
+  );
+  const parsed = plainToInstance(ProcessorEnvironment, input, { exposeDefaultValues: true });
+  const errors = validateSync(parsed, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    throw new ConfigurationError(errors.flatMap((error) => Object.values(error.constraints ?? {})));
+  }
+  return {
+    kafkaBrokers: list(parsed.KAFKA_BROKERS),
+    sourceTopics: list(parsed.SOURCE_TOPICS),
+    consumerGroup: parsed.CONSUMER_GROUP,
+    processorId: parsed.PROCESSOR_ID,
+    metricsPort: parsed.METRICS_PORT,
+    logLevel: parsed.LOG_LEVEL,
+    logFormat: parsed.LOG_FORMAT as 'json' | 'pretty',
+    topicPrefix: parsed.SLUICE_TOPIC_PREFIX,
+    commitIntervalMs: parsed.COMMIT_INTERVAL_MS,
+    sourcePartitions: parsed.SOURCE_PARTITIONS,
+    statsIntervalMs: parsed.STATS_INTERVAL_MS,
+  };
+}

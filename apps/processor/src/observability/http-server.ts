@@ -1,0 +1,50 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+
+import type { Registry } from 'prom-client';
+
+export interface HealthReport {
+  ready: boolean;
+  [detail: string]: unknown;
+}
+
+/** `/metrics` for Prometheus, `/health` (200 when processing, 503 otherwise) for probes. */
+export function startObservabilityServer(
+  port: number,
+  registry: Registry,
+  health: () => HealthReport,
+): Promise<Server> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method === 'GET' && path === '/metrics') {
+      registry.metrics().then(
+        (body) => {
+          response.writeHead(200, { 'content-type': registry.contentType });
+          response.end(body);
+        },
+        (error: Error) => {
+          response.writeHead(500, { 'content-type': 'text/plain' });
+          response.end(error.message);
+        },
+      );
+      return;
+    }
+    if (request.method === 'GET' && (path === '/health' || path === '/health/ready')) {
+      const report = health();
+      response.writeHead(report.ready ? 200 : 503, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ status: report.ready ? 'ok' : 'unavailable', ...report }));
+      return;
+    }
+    if (request.method === 'GET' && path === '/health/live') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"status":"ok"}');
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' });
+    response.end('{"error":"not_found"}');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve(server));
+  });
+}

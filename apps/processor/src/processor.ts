@@ -1,0 +1,435 @@
+// One processor replica (DESIGN §5): follows the definitions, consumes the source topics and the
+// stateful pipelines' repartition topics in the consumer group, and runs one task per assigned
+// partition. Replicas never talk to each other; the group and the transactions coordinate them.
+import type { Admin, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import { internalTopics } from '@sluice/contracts';
+import type { InternalTopics } from '@sluice/contracts';
+import { createKafka, ensureTopics } from '@sluice/kafka';
+import type { TopicSpec } from '@sluice/kafka';
+import { resetCounters } from '@sluice/operators';
+
+import type { ProcessorConfig } from './config/processor-config';
+import { kafkaLogCreator } from './logging/kafka-log';
+import { ProcessorMetrics } from './observability/processor-metrics';
+import { activePipeline } from './pipelines/active-pipeline';
+import { PipelineSet } from './pipelines/pipeline-set';
+import { DefinitionRegistry } from './registry/definition-registry';
+import type { RegistryChange } from './registry/definition-registry';
+import { RegistryFollower } from './registry/registry-follower';
+import { publishStats } from './stats/stats-reporter';
+import { GlobalTables } from './tables/global-tables';
+import type { PartitionTask, TaskContext } from './tasks/partition-task';
+import { SourceTask } from './tasks/source-task';
+import { StatefulTask } from './tasks/stateful-task';
+
+type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+export class Processor {
+  readonly metrics: ProcessorMetrics;
+  private readonly kafka: Kafka;
+  private readonly topics: InternalTopics;
+  private readonly pipelines = new PipelineSet();
+  private readonly tables: GlobalTables;
+  private readonly registry: DefinitionRegistry;
+  private readonly tasks = new Map<string, PartitionTask>();
+  private readonly opening = new Map<string, Promise<PartitionTask>>();
+  private readonly sourceTopics: Set<string>;
+  private admin: Admin | undefined;
+  private statsProducer: Producer | undefined;
+  private follower: RegistryFollower | undefined;
+  private consumer: Consumer | undefined;
+  private subscribed: string[] = [];
+  private upstreams: string[] = [];
+  private internalPartitions = 1;
+  private changes: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private ticking = false;
+  private timers: NodeJS.Timeout[] = [];
+  private state: State = 'created';
+
+  constructor(
+    private readonly config: ProcessorConfig,
+    private readonly logger: Logger,
+  ) {
+    this.kafka = createKafka({
+      clientId: `sluice-processor.${config.processorId}`,
+      brokers: config.kafkaBrokers,
+      logCreator: kafkaLogCreator(logger),
+    });
+    this.topics = internalTopics(config.topicPrefix);
+    this.sourceTopics = new Set(config.sourceTopics);
+    this.tables = new GlobalTables(this.kafka, logger);
+    this.registry = new DefinitionRegistry({ lookups: this.tables });
+    this.metrics = new ProcessorMetrics({
+      pipelines: () => this.pipelines.list(),
+      lagByTopic: () => {
+        const lag = new Map<string, number>();
+        for (const task of this.tasks.values())
+          lag.set(task.topic, (lag.get(task.topic) ?? 0) + task.lag);
+        return lag;
+      },
+      assignedPartitions: () => this.tasks.size,
+    });
+  }
+
+  health(): { ready: boolean; state: State; partitions: number; pipelines: number } {
+    return {
+      ready: this.state === 'running' && this.consumer !== undefined,
+      state: this.state,
+      partitions: this.tasks.size,
+      pipelines: this.pipelines.list().length,
+    };
+  }
+
+  async start(): Promise<void> {
+    this.state = 'starting';
+    const admin = this.kafka.admin();
+    this.admin = admin;
+    await admin.connect();
+    await ensureTopics(admin, [
+      ...this.config.sourceTopics.map((topic) => ({
+        topic,
+        numPartitions: this.config.sourcePartitions,
+      })),
+      { topic: this.topics.pipelines, numPartitions: 1, compacted: true },
+      { topic: this.topics.stats, numPartitions: 1, compacted: true },
+      { topic: this.topics.dlq, numPartitions: 3 },
+    ]);
+    const metadata = await admin.fetchTopicMetadata({ topics: this.config.sourceTopics });
+    this.upstreams = metadata.topics.flatMap(({ name, partitions }) =>
+      partitions.map(({ partitionId }) => `${name}/${partitionId}`),
+    );
+    this.internalPartitions = Math.max(...metadata.topics.map((t) => t.partitions.length));
+
+    this.statsProducer = this.kafka.producer({ idempotent: true });
+    await this.statsProducer.connect();
+
+    this.follower = new RegistryFollower(this.kafka, this.topics.pipelines, this.registry, (c) =>
+      this.enqueue(c),
+    );
+    await this.follower.start();
+    await this.changes;
+    await this.startConsumer();
+    this.state = 'running';
+    this.timers.push(
+      setInterval(
+        () => void this.tick(),
+        Math.max(10, Math.floor(this.config.commitIntervalMs / 2)),
+      ),
+      setInterval(() => void this.reportStats(), this.config.statsIntervalMs),
+    );
+    this.logger.info(
+      {
+        sources: this.config.sourceTopics,
+        upstream_partitions: this.upstreams.length,
+        pipelines: this.pipelines.list().map((p) => p.id),
+        consumer_group: this.config.consumerGroup,
+      },
+      'processor running',
+    );
+  }
+
+  /** SIGTERM: finish the batch in hand, commit every task, leave the group. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.changes.catch(() => undefined);
+    await this.stopConsumer();
+    await this.reportStats().catch(() => undefined);
+    await this.follower?.stop().catch(() => undefined);
+    await this.tables.stop().catch(() => undefined);
+    await this.statsProducer?.disconnect().catch(() => undefined);
+    await this.admin?.disconnect().catch(() => undefined);
+    this.state = 'stopped';
+    this.logger.info('processor stopped');
+  }
+
+  // ---- definitions -------------------------------------------------------------------------
+
+  private enqueue(change: RegistryChange): void {
+    this.changes = this.changes
+      .then(() => this.apply(change))
+      .catch((error: Error) =>
+        this.logger.error({ err: error, pipeline_id: change.id }, 'applying a definition failed'),
+      );
+  }
+
+  private async apply(change: RegistryChange): Promise<void> {
+    if (change.kind === 'ignored') {
+      this.logger.warn({ pipeline_id: change.id, reason: change.reason }, 'definition ignored');
+      return;
+    }
+    if (change.kind === 'deleted') {
+      this.pipelines.delete(change.id);
+      this.logger.info({ pipeline_id: change.id }, 'pipeline deleted');
+    } else {
+      const { stored, compiled } = change.pipeline;
+      for (const operator of stored.operators)
+        if (operator.type === 'enrich') await this.tables.load(operator.source);
+      const next = activePipeline(
+        stored,
+        compiled,
+        this.config.topicPrefix,
+        this.internalPartitions,
+        this.pipelines.get(change.id)?.counters,
+      );
+      if (change.kind === 'reset') resetCounters(next.counters);
+      await this.ensurePipelineTopics(next.topics);
+      this.pipelines.set(next);
+      this.logger.info(
+        { pipeline_id: change.id, change: change.kind, version: stored.version, epoch: next.epoch },
+        `pipeline ${change.kind}`,
+      );
+    }
+    await this.resubscribeIfNeeded();
+  }
+
+  private async ensurePipelineTopics(topics: ReturnType<typeof activePipeline>['topics']) {
+    const specs: TopicSpec[] = [
+      { topic: topics.output, numPartitions: this.internalPartitions },
+      { topic: topics.late, numPartitions: this.internalPartitions },
+    ];
+    if (topics.repartition && topics.changelog) {
+      specs.push(
+        { topic: topics.repartition, numPartitions: this.internalPartitions },
+        { topic: topics.changelog, numPartitions: this.internalPartitions, compacted: true },
+      );
+    }
+    await ensureTopics(this.admin!, specs);
+  }
+
+  private wantedTopics(): string[] {
+    return [...this.config.sourceTopics, ...this.pipelines.repartitionTopics()];
+  }
+
+  /** kafkajs cannot change a running consumer's subscription: a new consumer takes over. */
+  private async resubscribeIfNeeded(): Promise<void> {
+    if (!this.consumer || this.state !== 'running') return;
+    const wanted = this.wantedTopics();
+    if (wanted.join(',') === this.subscribed.join(',')) return;
+    this.logger.info({ topics: wanted }, 'topics changed; rejoining the group');
+    await this.stopConsumer();
+    await this.startConsumer();
+  }
+
+  // ---- consumption -------------------------------------------------------------------------
+
+  private async startConsumer(): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: this.config.consumerGroup,
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+      sessionTimeout: 30_000,
+      rebalanceTimeout: 60_000,
+      heartbeatInterval: 3_000,
+      maxBytesPerPartition: 1024 * 1024,
+      maxBytes: 8 * 1024 * 1024,
+      retry: { initialRetryTime: 100, retries: 10 },
+    });
+    const { GROUP_JOIN, CRASH } = consumer.events;
+    consumer.on(GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberAssignment));
+    consumer.on(CRASH, ({ payload }) => {
+      this.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
+      if (!payload.restart && this.state === 'running' && this.consumer === consumer) {
+        this.changes = this.changes.then(async () => {
+          await this.stopConsumer();
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          if (this.state === 'running') await this.startConsumer();
+        });
+      }
+    });
+    const topics = this.wantedTopics();
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    this.consumer = consumer;
+    this.subscribed = topics;
+    await consumer.run({
+      autoCommit: false,
+      partitionsConsumedConcurrently: 4,
+      eachBatch: (payload) => this.onBatch(consumer, payload),
+    });
+  }
+
+  /** Stops reading, lets the batches in hand finish, commits every task, then leaves the group. */
+  private async stopConsumer(): Promise<void> {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    this.consumer = undefined;
+    consumer.pause(this.subscribed.map((topic) => ({ topic })));
+    while (this.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all(
+      [...this.tasks.values()].map((task) =>
+        task.commitNow().catch((error: Error) => {
+          this.logger.warn(
+            { err: error, topic: task.topic, partition: task.partition },
+            'commit on hand-over failed',
+          );
+        }),
+      ),
+    );
+    await consumer.disconnect().catch(() => undefined);
+    for (const task of this.tasks.values()) task.needsSync = true;
+    if (this.state === 'stopping') await this.closeTasks([...this.tasks.keys()]);
+  }
+
+  private onAssignment(assignment: Record<string, number[]>): void {
+    const assigned = new Set(
+      Object.entries(assignment).flatMap(([topic, partitions]) =>
+        partitions.map((partition) => `${topic}/${partition}`),
+      ),
+    );
+    const revoked = [...this.tasks.keys()].filter((key) => !assigned.has(key));
+    for (const task of this.tasks.values()) task.needsSync = true;
+    this.logger.info({ assigned: assigned.size, revoked: revoked.length }, 'partitions assigned');
+    void this.closeTasks(revoked, { commit: true });
+  }
+
+  private async closeTasks(keys: string[], options: { commit?: boolean } = {}): Promise<void> {
+    await Promise.all(
+      keys.map(async (key) => {
+        const task = this.tasks.get(key);
+        if (!task) return;
+        this.tasks.delete(key);
+        // Committing a revoked partition is safe: if its new owner already started, this
+        // producer is fenced and the commit fails; otherwise the new owner sees it.
+        if (options.commit) await task.commitNow().catch(() => undefined);
+        await task.close();
+      }),
+    );
+  }
+
+  private async onBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    if (this.state !== 'running' || this.consumer !== consumer) return;
+    this.inFlight += 1;
+    const key = `${batch.topic}/${batch.partition}`;
+    try {
+      const task = await this.taskFor(batch.topic, batch.partition);
+      if (task.needsSync) {
+        const seekTo = await task.sync(
+          (batch as unknown as { fetchedOffset: string }).fetchedOffset,
+          await this.groupOffset(batch.topic, batch.partition),
+        );
+        if (seekTo !== undefined) {
+          consumer.seek({ topic: batch.topic, partition: batch.partition, offset: seekTo });
+          return;
+        }
+      }
+      await task.processBatch(batch);
+      this.metrics.recordsConsumed.inc(
+        { kind: this.sourceTopics.has(batch.topic) ? 'source' : 'repartition' },
+        batch.messages.length,
+      );
+      await payload.heartbeat();
+    } catch (error) {
+      // The task's state can no longer be trusted: the next batch gets a new task, which starts
+      // from what is committed (and seeks there).
+      this.logger.error(
+        { err: error, topic: batch.topic, partition: batch.partition },
+        'batch failed; the partition restarts from its last commit',
+      );
+      await this.closeTasks([key]);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  private async taskFor(topic: string, partition: number): Promise<PartitionTask> {
+    const key = `${topic}/${partition}`;
+    const known = this.tasks.get(key);
+    if (known && !known.broken) return known;
+    if (known) await this.closeTasks([key]);
+    let opening = this.opening.get(key);
+    if (!opening) {
+      opening = this.openTask(topic, partition).finally(() => this.opening.delete(key));
+      this.opening.set(key, opening);
+    }
+    const task = await opening;
+    this.tasks.set(key, task);
+    return task;
+  }
+
+  private async openTask(topic: string, partition: number): Promise<PartitionTask> {
+    const context: TaskContext = {
+      kafka: this.kafka,
+      consumerGroup: this.config.consumerGroup,
+      logger: this.logger,
+      metrics: this.metrics,
+      commitIntervalMs: this.config.commitIntervalMs,
+    };
+    let task: PartitionTask;
+    if (this.sourceTopics.has(topic)) {
+      task = new SourceTask(topic, partition, {
+        ...context,
+        pipelines: this.pipelines,
+        dlqTopic: this.topics.dlq,
+      });
+    } else {
+      const pipeline = this.pipelines.forRepartitionTopic(topic);
+      if (!pipeline) throw new Error(`no pipeline reads ${topic} any more`);
+      task = new StatefulTask(
+        topic,
+        partition,
+        { ...context, pipelines: this.pipelines, upstreams: this.upstreams },
+        pipeline.id,
+      );
+    }
+    try {
+      await task.open();
+    } catch (error) {
+      await task.close();
+      throw error;
+    }
+    task.needsSync = true;
+    return task;
+  }
+
+  private async groupOffset(topic: string, partition: number): Promise<string | undefined> {
+    const [offsets] = await this.admin!.fetchOffsets({
+      groupId: this.config.consumerGroup,
+      topics: [topic],
+    });
+    const offset = offsets?.partitions.find((p) => p.partition === partition)?.offset;
+    return offset === undefined || offset === '-1' ? undefined : offset;
+  }
+
+  // ---- clocks ------------------------------------------------------------------------------
+
+  private async tick(): Promise<void> {
+    if (this.ticking || this.state !== 'running') return;
+    this.ticking = true;
+    const now = Date.now();
+    try {
+      await Promise.all(
+        [...this.tasks.entries()].map(([key, task]) =>
+          task.tick(now).catch(async (error: Error) => {
+            this.logger.error(
+              { err: error, task: key },
+              'tick failed; the partition restarts from its last commit',
+            );
+            await this.closeTasks([key]);
+          }),
+        ),
+      );
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async reportStats(): Promise<void> {
+    if (!this.statsProducer) return;
+    let lag = 0;
+    for (const task of this.tasks.values()) if (this.sourceTopics.has(task.topic)) lag += task.lag;
+    await publishStats(
+      this.statsProducer,
+      this.topics.stats,
+      this.config.processorId,
+      this.pipelines.list(),
+      lag,
+    ).catch((error: Error) => this.logger.warn({ err: error }, 'publishing stats failed'));
+  }
+}

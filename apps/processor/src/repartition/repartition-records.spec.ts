@@ -1,0 +1,44 @@
+import fc from 'fast-check';
+
+import { decodeRepartitionRecord, encodeEvent, encodeMarker } from './repartition-records';
+
+describe('repartition records', () => {
+  it('round-trip an event contribution, keeping the event text as it was', () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.option(fc.string(), { nil: null }),
+        fc.option(fc.string(), { nil: undefined }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer({ min: 0, max: 4_102_444_800_000 }),
+        fc.json(),
+        (epoch, group, route, value, time, eventJson) => {
+          const encoded = encodeEvent(
+            epoch,
+            { group, route, value, time, envelope: undefined as never },
+            eventJson,
+          );
+          expect(decodeRepartitionRecord(encoded)).toEqual({
+            kind: 'event',
+            epoch,
+            group,
+            route,
+            value: Object.is(value, -0) ? 0 : value,
+            time,
+            eventJson,
+          });
+        },
+      ),
+    );
+  });
+
+  it('round-trip a watermark marker', () => {
+    const marker = { epoch: '0:abc', upstream: 'events/3', time: 1_764_403_200_000 };
+    expect(decodeRepartitionRecord(encodeMarker(marker))).toEqual({ kind: 'marker', ...marker });
+  });
+
+  it('reject what Sluice did not write instead of throwing', () => {
+    for (const value of ['', 'not json', '{"a":1}', '{"g":null}\n{}', '[]'])
+      expect(decodeRepartitionRecord(value)).toBeUndefined();
+  });
+});

@@ -1,0 +1,78 @@
+// The records of a pipeline's repartition topic (DESIGN §4, §5). Two kinds share it, in log
+// order: a re-keyed event contribution and an upstream partition's watermark marker.
+//
+// An event record is a small JSON header, a newline, then the event's JSON: the header is all a
+// stateful partition parses per record; the event is parsed only when it turns out to be late.
+import type { StageInput } from '@sluice/operators';
+
+export interface EventContribution {
+  /** The state epoch of the pipeline the source ran (records of an older epoch are dropped). */
+  epoch: string;
+  group: string | null;
+  route: string | undefined;
+  value: number;
+  time: number;
+  /** The event's JSON, read only if the event is late. */
+  eventJson: string;
+}
+
+export interface WatermarkMarker {
+  epoch: string;
+  /** `<topic>/<partition>` of the source partition that sent it. */
+  upstream: string;
+  /** The largest event time that partition has seen, epoch ms. */
+  time: number;
+}
+
+export type RepartitionRecord =
+  ({ kind: 'event' } & EventContribution) | ({ kind: 'marker' } & WatermarkMarker);
+
+interface EventHeader {
+  e: string;
+  g: string | null;
+  r?: string;
+  v: number;
+  t: number;
+}
+
+interface MarkerBody {
+  m: string;
+  e: string;
+  t: number;
+}
+
+export function encodeEvent(epoch: string, input: StageInput, eventJson: string): string {
+  const header: EventHeader = { e: epoch, g: input.group, v: input.value, t: input.time };
+  if (input.route !== undefined) header.r = input.route;
+  return `${JSON.stringify(header)}\n${eventJson}`;
+}
+
+export function encodeMarker(marker: WatermarkMarker): string {
+  const body: MarkerBody = { m: marker.upstream, e: marker.epoch, t: marker.time };
+  return JSON.stringify(body);
+}
+
+/** Decodes a record; `undefined` for one that is not ours (nothing else should write there). */
+export function decodeRepartitionRecord(value: string): RepartitionRecord | undefined {
+  const newline = value.indexOf('\n');
+  try {
+    if (newline < 0) {
+      const body = JSON.parse(value) as MarkerBody;
+      if (typeof body.m !== 'string' || typeof body.t !== 'number') return undefined;
+      return { kind: 'marker', epoch: String(body.e), upstream: body.m, time: body.t };
+    }
+    const header = JSON.parse(value.slice(0, newline)) as EventHeader;
+    if (typeof header.v !== 'number' || typeof header.t !== 'number') return undefined;
+    return {
+      kind: 'event',
+      epoch: String(header.e),
+      group: header.g ?? null,
+      route: header.r,
+      value: header.v,
+      time: header.t,
+      eventJson: value.slice(newline + 1),
+    };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Consumer, Kafka } from 'kafkajs';
+
+export type FollowedRecord = (key: string, value: string | null) => void;
+
+/**
+ * Follows a compacted topic from its beginning, outside the processors' consumer group (every
+ * replica needs all of it), handing each keyed record to `onRecord` in log order. `start`
+ * resolves once everything the topic held when it was called has been handed over; later
+ * records keep arriving live until `stop`.
+ */
+export class TopicFollower {
+  private consumer: Consumer | undefined;
+  private readonly groupId = `sluice-follower-${randomUUID()}`;
+
+  constructor(
+    private readonly kafka: Kafka,
+    readonly topic: string,
+    private readonly onRecord: FollowedRecord,
+  ) {}
+
+  async start(timeoutMs = 60_000): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    let ends: Map<number, bigint>;
+    try {
+      ends = new Map(
+        (await admin.fetchTopicOffsets(this.topic))
+          .filter((p) => BigInt(p.high) > BigInt(p.low))
+          .map((p) => [p.partition, BigInt(p.high)]),
+      );
+    } finally {
+      await admin.disconnect();
+    }
+    let caughtUp: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (caughtUp = resolve));
+    if (ends.size === 0) caughtUp();
+
+    const consumer = this.kafka.consumer({ groupId: this.groupId, maxWaitTimeInMs: 200 });
+    this.consumer = consumer;
+    // Batches of transaction markers alone never reach eachBatch; this event still reports them.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      const end = ends.get(payload.partition);
+      if (end !== undefined && BigInt(payload.lastOffset) + 1n >= end) {
+        ends.delete(payload.partition);
+        if (ends.size === 0) caughtUp();
+      }
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await consumer.run({
+      eachBatch: async ({ batch, heartbeat }) => {
+        for (const message of batch.messages) {
+          const key = message.key?.toString('utf8');
+          if (key) this.onRecord(key, message.value === null ? null : message.value.toString());
+        }
+        await heartbeat();
+      },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`reading ${this.topic} took longer than ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    await Promise.race([ready, timedOut]).finally(() => clearTimeout(timer));
+  }
+
+  async stop(): Promise<void> {
+    if (!this.consumer) return;
+    await this.consumer.disconnect();
+    this.consumer = undefined;
+    const admin = this.kafka.admin();
+    await admin
+      .connect()
+      .then(() => admin.deleteGroups([this.groupId]))
+      .catch(() => undefined)
+      .finally(() => admin.disconnect());
+  }
+}

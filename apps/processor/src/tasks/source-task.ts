@@ -1,0 +1,163 @@
+// A source partition's task (DESIGN §5): decodes each record once, dead-letters bad ones, runs
+// every matching pipeline's stateless steps, publishes stateless results, and re-keys stateful
+// pipelines' inputs by group into their repartition topics, followed by this partition's
+// watermark marker to every repartition partition (DESIGN §4).
+import { DLQ_HEADERS } from '@sluice/contracts';
+import type { ResultRecord } from '@sluice/contracts';
+import { groupStateKey, PipelineRun } from '@sluice/operators';
+import type { DeadLetter, StageInput } from '@sluice/operators';
+
+import type { ActivePipeline } from '../pipelines/active-pipeline';
+import type { PipelineSet } from '../pipelines/pipeline-set';
+import { encodeEvent, encodeMarker } from '../repartition/repartition-records';
+import { decodeRecord } from '../source/decode-record';
+import { PartitionTask } from './partition-task';
+import type { InputMessage, TaskContext } from './partition-task';
+
+export interface SourceTaskContext extends TaskContext {
+  pipelines: PipelineSet;
+  dlqTopic: string;
+}
+
+interface Runner {
+  pipeline: ActivePipeline;
+  run: PipelineRun;
+  /** Event time last announced to the repartition partitions (stateful pipelines). */
+  announced: number;
+}
+
+export class SourceTask extends PartitionTask {
+  private runners: Runner[] = [];
+  private revision = -1;
+  private maxEventTime = -Infinity;
+  private readonly upstream: string;
+  private current: InputMessage | undefined;
+  private currentText: string | undefined;
+
+  constructor(
+    topic: string,
+    partition: number,
+    private readonly source: SourceTaskContext,
+  ) {
+    super(topic, partition, source);
+    this.upstream = `${topic}/${partition}`;
+  }
+
+  protected async rebuild(): Promise<void> {
+    // Nothing to restore: event time restarts from what is read next, and stateful partitions
+    // keep the largest time each upstream announced, so a lower announcement changes nothing.
+  }
+
+  protected refresh(): void {
+    const pipelines = this.source.pipelines;
+    if (pipelines.revision === this.revision) return;
+    const announced = new Map(
+      this.runners.map((r) => [`${r.pipeline.id}@${r.pipeline.epoch}`, r.announced]),
+    );
+    this.runners = pipelines
+      .list()
+      .filter((pipeline) => pipeline.compiled.enabled)
+      .map((pipeline) => ({
+        pipeline,
+        run: this.runFor(pipeline),
+        announced: announced.get(`${pipeline.id}@${pipeline.epoch}`) ?? -Infinity,
+      }));
+    this.revision = pipelines.revision;
+  }
+
+  protected handle(messages: InputMessage[]): void {
+    const runners = this.runners;
+    for (const message of messages) {
+      const decoded = decodeRecord({
+        topic: this.topic,
+        partition: this.partition,
+        offset: message.offset,
+        key: message.key,
+        value: message.value,
+        timestamp: message.timestamp,
+      });
+      if (!decoded.ok) {
+        this.source.metrics.deadLetters.inc();
+        this.send(this.source.dlqTopic, decoded.deadLetter);
+        continue;
+      }
+      const event = decoded.event;
+      // Every valid record advances this partition's event time, whatever its type (DESIGN §4).
+      if (event.time > this.maxEventTime) this.maxEventTime = event.time;
+      this.current = message;
+      this.currentText = undefined;
+      for (let i = 0; i < runners.length; i++) runners[i]!.run.process(event);
+    }
+    this.current = undefined;
+    this.currentText = undefined;
+    this.announceEventTime();
+  }
+
+  protected onTick(): void {
+    // Idle flushes happen where the state is; a source partition has none.
+  }
+
+  /** After the batch's records, so a stateful partition sees them before the marker. */
+  private announceEventTime(): void {
+    const time = this.maxEventTime;
+    if (time === -Infinity) return;
+    for (const runner of this.runners) {
+      const { repartition, repartitionPartitions } = runner.pipeline.topics;
+      if (repartition === undefined || time <= runner.announced) continue;
+      runner.announced = time;
+      const value = encodeMarker({ epoch: runner.pipeline.epoch, upstream: this.upstream, time });
+      for (let partition = 0; partition < repartitionPartitions; partition++)
+        this.send(repartition, { partition, key: this.upstream, value });
+    }
+  }
+
+  private runFor(pipeline: ActivePipeline): PipelineRun {
+    const { output, repartition } = pipeline.topics;
+    const sink = {
+      result: (key: string, record: ResultRecord) =>
+        this.send(output, { key, value: JSON.stringify(record) }),
+      late: () => {
+        throw new Error('a source partition has no windows, so nothing can be late here');
+      },
+      deadLetter: (record: DeadLetter) => this.deadLetter(pipeline.id, record.reason),
+    };
+    if (repartition === undefined)
+      return new PipelineRun(pipeline.compiled, sink, { counters: pipeline.counters });
+    const epoch = pipeline.epoch;
+    const mutates = pipeline.compiled.mutates;
+    return new PipelineRun(pipeline.compiled, sink, {
+      counters: pipeline.counters,
+      downstream: {
+        add: (input: StageInput) => {
+          const eventJson = mutates ? JSON.stringify(input.envelope) : this.recordText();
+          this.send(repartition, {
+            key: groupStateKey(input.route, input.group),
+            value: encodeEvent(epoch, input, eventJson),
+          });
+        },
+      },
+    });
+  }
+
+  /** The current record's JSON as it arrived (decoding already proved it is UTF-8 JSON). */
+  private recordText(): string {
+    this.currentText ??= this.current!.value!.toString('utf8');
+    return this.currentText;
+  }
+
+  /** An `error` policy rejected the event: the record goes to the DLQ unchanged (DESIGN §2). */
+  private deadLetter(pipelineId: string, reason: string): void {
+    const message = this.current!;
+    this.send(this.source.dlqTopic, {
+      key: message.key,
+      value: message.value,
+      headers: {
+        [DLQ_HEADERS.error]: reason,
+        [DLQ_HEADERS.pipelineId]: pipelineId,
+        [DLQ_HEADERS.sourceTopic]: this.topic,
+        [DLQ_HEADERS.sourcePartition]: String(this.partition),
+        [DLQ_HEADERS.sourceOffset]: message.offset,
+      },
+    });
+  }
+}

@@ -1,0 +1,218 @@
+// A repartition partition's task (DESIGN §4, §5): holds the stateful stage for the groups that
+// hash to this partition, advances its watermark to the minimum event time announced by every
+// upstream source partition, publishes results and late events, and mirrors every state change
+// to the same partition of the changelog, all in the task's transaction.
+import { readTopicToEnd } from '@sluice/kafka';
+import type { ReduceResult, WindowResult } from '@sluice/contracts';
+import type { LateRecord, StageInput, StatefulStage } from '@sluice/operators';
+
+import type { ActivePipeline } from '../pipelines/active-pipeline';
+import type { PipelineSet } from '../pipelines/pipeline-set';
+import { decodeRepartitionRecord } from '../repartition/repartition-records';
+import { encodeChangelogValue, stateOfEpoch, upstreamKey } from '../state/changelog-records';
+import { PartitionTask } from './partition-task';
+import type { InputMessage, TaskContext } from './partition-task';
+
+export interface StatefulTaskContext extends TaskContext {
+  pipelines: PipelineSet;
+  /** `<topic>/<partition>` of every source partition: the watermark waits for all of them. */
+  upstreams: readonly string[];
+}
+
+/** Stands in for the event until it turns out to be late (then it is parsed). */
+const NOT_PARSED = Object.freeze({ event_type: '', payload: {} });
+
+export class StatefulTask extends PartitionTask {
+  private pipeline: ActivePipeline | undefined;
+  private epoch: string | undefined;
+  private stage: StatefulStage | undefined;
+  private readonly announced = new Map<string, number>();
+  private readonly changedUpstreams = new Set<string>();
+  private watermarkInput = -Infinity;
+  private currentEventJson = '';
+  private readonly input: StageInput = {
+    group: null,
+    route: undefined,
+    value: 0,
+    time: 0,
+    envelope: NOT_PARSED,
+  };
+  /** Records of another epoch (written before a reset or update), dropped. */
+  staleRecords = 0;
+
+  constructor(
+    topic: string,
+    partition: number,
+    private readonly stateful: StatefulTaskContext,
+    private readonly pipelineId: string,
+  ) {
+    super(topic, partition, stateful);
+  }
+
+  /** State entries held (windows, sessions or groups). */
+  size(): number {
+    return this.stage?.size() ?? 0;
+  }
+
+  protected async rebuild(): Promise<void> {
+    const pipeline = this.stateful.pipelines.get(this.pipelineId);
+    this.pipeline = pipeline;
+    this.epoch = pipeline?.epoch;
+    this.announced.clear();
+    this.changedUpstreams.clear();
+    this.watermarkInput = -Infinity;
+    this.stage = pipeline ? this.createStage(pipeline) : undefined;
+    if (!pipeline?.topics.changelog) return;
+
+    const started = process.hrtime.bigint();
+    const latest = new Map<string, string | null>();
+    const count = await readTopicToEnd(
+      this.stateful.kafka,
+      pipeline.topics.changelog,
+      (record) => {
+        if (record.key !== null) latest.set(record.key, record.value);
+      },
+      { partitions: [this.partition], timeoutMs: 120_000 },
+    );
+    const restored = stateOfEpoch(latest, pipeline.epoch);
+    this.stage!.restore(restored.stage);
+    for (const [upstream, time] of restored.upstreams) this.announced.set(upstream, time);
+    this.watermarkInput = this.upstreamMinimum();
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.stateful.metrics.restoreSeconds.observe({ pipeline: pipeline.id }, seconds);
+    this.stateful.metrics.restoredRecords.inc({ pipeline: pipeline.id }, count);
+    this.logger.info(
+      {
+        pipeline_id: pipeline.id,
+        changelog_records: count,
+        state_entries: this.stage!.size(),
+        restore_ms: Math.round(seconds * 1000),
+      },
+      'state restored from the changelog',
+    );
+  }
+
+  protected refresh(): void {
+    const current = this.stateful.pipelines.get(this.pipelineId);
+    if (current === this.pipeline) return;
+    if (current === undefined) {
+      // Deleted: the consumer drops this partition at its next rebalance; until then, skip.
+      this.pipeline = undefined;
+      return;
+    }
+    if (current.epoch === this.epoch && this.stage) {
+      this.pipeline = current; // a new output topic or name; same state
+      return;
+    }
+    this.startEpoch(current);
+  }
+
+  protected handle(messages: InputMessage[]): void {
+    const stage = this.stage;
+    if (!this.pipeline || !stage) return;
+    const epoch = this.epoch;
+    const input = this.input;
+    for (const message of messages) {
+      if (message.value === null) continue;
+      const record = decodeRepartitionRecord(message.value.toString('utf8'));
+      if (record === undefined || record.epoch !== epoch) {
+        this.staleRecords += 1;
+        continue;
+      }
+      if (record.kind === 'marker') {
+        this.onMarker(record.upstream, record.time);
+        continue;
+      }
+      input.group = record.group;
+      input.route = record.route;
+      input.value = record.value;
+      input.time = record.time;
+      this.currentEventJson = record.eventJson;
+      stage.add(input);
+    }
+    this.writeChanges();
+  }
+
+  protected onTick(now: number): void {
+    if (!this.stage || !this.pipeline) return;
+    this.stage.onWallClock(now);
+    this.writeChanges();
+  }
+
+  private onMarker(upstream: string, time: number): void {
+    if (time <= (this.announced.get(upstream) ?? -Infinity)) return;
+    this.announced.set(upstream, time);
+    this.changedUpstreams.add(upstream);
+    const minimum = this.upstreamMinimum();
+    if (minimum > this.watermarkInput) {
+      this.watermarkInput = minimum;
+      this.stage!.advanceTo(minimum);
+    }
+  }
+
+  /** The smallest event time announced over every upstream (-Infinity while one is silent). */
+  private upstreamMinimum(): number {
+    let minimum = Infinity;
+    for (const upstream of this.stateful.upstreams) {
+      const time = this.announced.get(upstream);
+      if (time === undefined) return -Infinity;
+      if (time < minimum) minimum = time;
+    }
+    return minimum === Infinity ? -Infinity : minimum;
+  }
+
+  /**
+   * A reset or an update that changed the operators: the state starts afresh. The old keys get
+   * tombstones so compaction drops them; the upstreams' event times carry over (they are facts
+   * about the streams, not about the pipeline).
+   */
+  private startEpoch(pipeline: ActivePipeline): void {
+    const changelog = pipeline.topics.changelog!;
+    for (const entry of this.stage?.snapshot() ?? [])
+      this.send(changelog, { partition: this.partition, key: entry.key, value: null });
+    this.pipeline = pipeline;
+    this.epoch = pipeline.epoch;
+    this.stage = this.createStage(pipeline);
+    for (const upstream of this.announced.keys()) this.changedUpstreams.add(upstream);
+    if (this.watermarkInput > -Infinity) this.stage.advanceTo(this.watermarkInput);
+    this.writeChanges();
+    this.logger.info({ pipeline_id: pipeline.id, epoch: pipeline.epoch }, 'state starts afresh');
+  }
+
+  private createStage(pipeline: ActivePipeline): StatefulStage {
+    return pipeline.compiled.stateful!.createStage({
+      counters: pipeline.counters,
+      trackChanges: true,
+      emitter: {
+        result: (key: string, record: ReduceResult | WindowResult) =>
+          this.send(this.pipeline!.topics.output, { key, value: JSON.stringify(record) }),
+        late: (key: string, record: LateRecord) => {
+          record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
+          this.send(this.pipeline!.topics.late, { key, value: JSON.stringify(record) });
+        },
+      },
+    });
+  }
+
+  private writeChanges(): void {
+    const pipeline = this.pipeline;
+    if (!pipeline || !this.stage || !this.epoch) return;
+    const changelog = pipeline.topics.changelog!;
+    const partition = this.partition;
+    for (const entry of this.stage.drainChanges()) {
+      this.send(changelog, {
+        partition,
+        key: entry.key,
+        value: encodeChangelogValue(this.epoch, entry.value),
+      });
+    }
+    for (const upstream of this.changedUpstreams) {
+      this.send(changelog, {
+        partition,
+        key: upstreamKey(upstream),
+        value: encodeChangelogValue(this.epoch, { t: this.announced.get(upstream) }),
+      });
+    }
+    this.changedUpstreams.clear();
+  }
+}

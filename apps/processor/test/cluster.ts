@@ -1,0 +1,271 @@
+// Test harness for the processor against the real broker: replicas are real processes of the
+// built app (so a test can SIGKILL one), definitions are written to the pipelines topic the way
+// the admin's relay writes them, and outputs are read read_committed.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+import { internalTopics } from '@sluice/contracts';
+import type { EventEnvelope, PipelineDefinitionInput } from '@sluice/contracts';
+import { createKafka, ensureTopics } from '@sluice/kafka';
+import { uniqueName } from '@sluice/kafka/testing';
+import { logLevel, Partitioners } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
+
+const MAIN = join(__dirname, '..', 'dist', 'main.js');
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0);
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  { timeoutMs = 60_000, what = 'condition' } = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export class Replica {
+  readonly output: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly id: string,
+    readonly metricsPort: number,
+    private readonly child: ChildProcess,
+  ) {
+    const collect = (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) this.output.push(line);
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static async start(id: string, env: Record<string, string>): Promise<Replica> {
+    const metricsPort = await freePort();
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        ...process.env,
+        PROCESSOR_ID: id,
+        METRICS_PORT: String(metricsPort),
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const replica = new Replica(id, metricsPort, child);
+    await until(() => replica.ready(), { timeoutMs: 60_000, what: `replica ${id} ready` }).catch(
+      (error: Error) => {
+        child.kill('SIGKILL');
+        throw new Error(`${error.message}\n${replica.output.slice(-30).join('\n')}`);
+      },
+    );
+    return replica;
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      const response = await fetch(`http://127.0.0.1:${this.metricsPort}/health`);
+      return response.status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  async metrics(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+  }
+
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
+
+  /** SIGTERM and wait for the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    this.child.kill('SIGTERM');
+    return this.exited;
+  }
+
+  logs(): Array<Record<string, unknown>> {
+    return this.output.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  }
+}
+
+export interface KeyedValue {
+  key: string | null;
+  value: unknown;
+  partition: number;
+}
+
+/** One isolated Sluice installation on the shared broker: its own prefix, source and group. */
+export class TestCluster {
+  readonly kafka: Kafka;
+  readonly prefix = uniqueName('t').replace(/\./g, '-');
+  readonly source = `${this.prefix}.events`;
+  readonly group = `${this.prefix}.processor`;
+  readonly topics = internalTopics(this.prefix);
+  private producer: Producer | undefined;
+  private readonly replicas = new Set<Replica>();
+
+  constructor(readonly partitions = 6) {
+    this.kafka = createKafka({ clientId: 'processor-e2e', logLevel: logLevel.NOTHING });
+  }
+
+  env(): Record<string, string> {
+    return {
+      SOURCE_TOPICS: this.source,
+      CONSUMER_GROUP: this.group,
+      SLUICE_TOPIC_PREFIX: this.prefix,
+      STATS_INTERVAL_MS: '500',
+    };
+  }
+
+  async setup(): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, [
+      { topic: this.source, numPartitions: this.partitions },
+      { topic: this.topics.pipelines, numPartitions: 1, compacted: true },
+    ]);
+    await admin.disconnect();
+    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await this.producer.connect();
+  }
+
+  async teardown(): Promise<void> {
+    await Promise.all([...this.replicas].map((replica) => replica.stop()));
+    await this.producer?.disconnect();
+  }
+
+  output(name: string): string {
+    return `${this.prefix}.${name}`;
+  }
+
+  async startReplica(id: string, env: Record<string, string> = {}): Promise<Replica> {
+    const replica = await Replica.start(`${this.prefix}-${id}`, { ...this.env(), ...env });
+    this.replicas.add(replica);
+    void replica.exited.then(() => this.replicas.delete(replica));
+    return replica;
+  }
+
+  /** Writes a definition as the admin's relay would (version and generation included). */
+  async putPipeline(
+    definition: PipelineDefinitionInput & { id: string },
+    stored: { version?: number; reset_generation?: number; created_at?: string } = {},
+  ): Promise<void> {
+    const value = {
+      ...definition,
+      source_event_types: definition.source_event_types ?? [],
+      enabled: definition.enabled ?? true,
+      version: stored.version ?? 1,
+      reset_generation: stored.reset_generation ?? 0,
+      created_at: stored.created_at ?? '2026-11-29T00:00:00.000Z',
+      updated_at: new Date().toISOString(),
+    };
+    await this.producer!.send({
+      topic: this.topics.pipelines,
+      messages: [{ key: definition.id, value: JSON.stringify(value) }],
+    });
+  }
+
+  async deletePipeline(id: string): Promise<void> {
+    await this.producer!.send({
+      topic: this.topics.pipelines,
+      messages: [{ key: id, value: null }],
+    });
+  }
+
+  /** Events keyed by entity, as producers write them; raw strings are sent as they are. */
+  async produce(events: Array<EventEnvelope | string>, options: { chunk?: number } = {}) {
+    const chunk = options.chunk ?? 5000;
+    for (let i = 0; i < events.length; i += chunk) {
+      await this.producer!.send({
+        topic: this.source,
+        messages: events
+          .slice(i, i + chunk)
+          .map((event) =>
+            typeof event === 'string'
+              ? { key: null, value: event }
+              : { key: event.entity_id ?? null, value: JSON.stringify(event) },
+          ),
+      });
+    }
+  }
+
+  /** One event per source partition (event time only: no pipeline matches its type). */
+  async tickEveryPartition(time: number): Promise<EventEnvelope[]> {
+    const ticks: EventEnvelope[] = [];
+    for (let partition = 0; partition < this.partitions; partition++) {
+      const tick = {
+        event_type: 'clock.tick',
+        timestamp: new Date(time).toISOString(),
+        payload: { partition },
+      };
+      ticks.push(tick);
+      await this.producer!.send({
+        topic: this.source,
+        messages: [{ partition, key: null, value: JSON.stringify(tick) }],
+      });
+    }
+    return ticks;
+  }
+
+  /** Reads a topic read_committed until `expected` records came and `settleMs` passed quietly. */
+  async read(
+    topic: string,
+    expected: number,
+    options: { timeoutMs?: number; settleMs?: number } = {},
+  ) {
+    const records: KeyedValue[] = [];
+    const consumer = this.kafka.consumer({
+      groupId: uniqueName('e2e-reader'),
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+    });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ partition, message }) => {
+          records.push({
+            partition,
+            key: message.key?.toString('utf8') ?? null,
+            value: message.value === null ? null : JSON.parse(message.value.toString('utf8')),
+          });
+        },
+      });
+      await until(() => records.length >= expected, {
+        timeoutMs: options.timeoutMs ?? 90_000,
+        what: `${expected} records on ${topic} (have ${records.length})`,
+      }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 1500));
+      return records;
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+}
+
+/** Canonical, order-free form of keyed results for comparing runs. */
+export function canonical(records: Array<{ key: string | null; value: unknown }>): string[] {
+  return records.map((r) => JSON.stringify([r.key, r.value])).sort();
+}

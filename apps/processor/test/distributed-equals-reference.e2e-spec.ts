@@ -1,0 +1,41 @@
+// DESIGN §5: read read_committed, the output of a distributed run equals the in-process reference
+// run of the same definition over the same events.
+import { runReference } from '@sluice/operators';
+import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
+
+import { canonical, TestCluster } from './cluster';
+
+const DAY = 86_400_000;
+
+describe('daily revenue on a 6-partition source keyed by entity', () => {
+  let cluster: TestCluster;
+
+  beforeEach(async () => {
+    cluster = new TestCluster(6);
+    await cluster.setup();
+  });
+
+  afterEach(async () => {
+    await cluster.teardown();
+  });
+
+  it.each([1, 3])('with %i replica(s) equals the reference run', async (replicas) => {
+    const definition = dailyRevenueDefinition({
+      id: '00000000-0000-4000-8000-00000000000a',
+      output: cluster.output('daily_revenue'),
+    }) as Parameters<TestCluster['putPipeline']>[0];
+    await cluster.putPipeline(definition);
+    const start = Date.UTC(2026, 10, 1);
+    // 4 days of orders, 1,000 entities: every currency lands on every partition.
+    const orders = generateOrders({ count: 20_000, start, stepMs: (4 * DAY) / 20_000 });
+    await cluster.produce(orders);
+    for (let i = 0; i < replicas; i++) await cluster.startReplica(`r${i}`);
+    const ticks = await cluster.tickEveryPartition(start + 6 * DAY);
+
+    const reference = runReference(definition as never, [...orders, ...ticks]);
+    expect(reference.late).toHaveLength(0);
+    expect(reference.results.length).toBeGreaterThanOrEqual(8 * 4);
+    const results = await cluster.read(definition.output, reference.results.length);
+    expect(canonical(results)).toEqual(canonical(reference.results));
+  });
+});
