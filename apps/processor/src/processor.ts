@@ -1,6 +1,7 @@
 // One processor replica (DESIGN §5): follows the definitions, consumes the source topics and the
 // stateful pipelines' repartition topics in the consumer group, and runs one task per assigned
 // partition. Replicas never talk to each other; the group and the transactions coordinate them.
+import { Partitioners } from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -103,7 +104,10 @@ export class Processor {
     );
     this.internalPartitions = Math.max(...metadata.topics.map((t) => t.partitions.length));
 
-    this.statsProducer = this.kafka.producer({ idempotent: true });
+    this.statsProducer = this.kafka.producer({
+      idempotent: true,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await this.statsProducer.connect();
 
     this.follower = new RegistryFollower(this.kafka, this.topics.pipelines, this.registry, (c) =>
@@ -223,9 +227,9 @@ export class Processor {
       groupId: this.config.consumerGroup,
       readUncommitted: false,
       maxWaitTimeInMs: 100,
-      sessionTimeout: 30_000,
+      sessionTimeout: this.config.sessionTimeoutMs,
       rebalanceTimeout: 60_000,
-      heartbeatInterval: 3_000,
+      heartbeatInterval: Math.max(500, Math.floor(this.config.sessionTimeoutMs / 10)),
       maxBytesPerPartition: 1024 * 1024,
       maxBytes: 8 * 1024 * 1024,
       retry: { initialRetryTime: 100, retries: 10 },

@@ -7,9 +7,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-import { internalTopics } from '@sluice/contracts';
+import { internalTopics, validateDefinition } from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinitionInput } from '@sluice/contracts';
 import { createKafka, ensureTopics } from '@sluice/kafka';
+import { runReference } from '@sluice/operators';
+import type { ReferenceResult } from '@sluice/operators';
 import { uniqueName } from '@sluice/kafka/testing';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Kafka, Producer } from 'kafkajs';
@@ -99,6 +101,16 @@ export class Replica {
     return this.exited;
   }
 
+  /** Waits for a structured log entry that has every field of `fields`. */
+  async waitForLog(fields: Record<string, unknown>, timeoutMs = 30_000): Promise<void> {
+    const matches = (entry: Record<string, unknown>) =>
+      Object.entries(fields).every(([name, value]) => entry[name] === value);
+    await until(() => this.logs().some(matches), {
+      timeoutMs,
+      what: `log ${JSON.stringify(fields)} from ${this.id}`,
+    });
+  }
+
   logs(): Array<Record<string, unknown>> {
     return this.output.flatMap((line) => {
       try {
@@ -136,6 +148,7 @@ export class TestCluster {
       CONSUMER_GROUP: this.group,
       SLUICE_TOPIC_PREFIX: this.prefix,
       STATS_INTERVAL_MS: '500',
+      CONSUMER_SESSION_TIMEOUT_MS: '6000',
     };
   }
 
@@ -229,6 +242,34 @@ export class TestCluster {
     return ticks;
   }
 
+  /** Reads a topic with its headers (the dead-letter topic). */
+  async readWithHeaders(topic: string, expected: number) {
+    const records: Array<{ value: string | null; headers: Record<string, string> }> = [];
+    const consumer = this.kafka.consumer({
+      groupId: uniqueName('e2e-reader'),
+      maxWaitTimeInMs: 100,
+    });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          const headers = Object.fromEntries(
+            Object.entries(message.headers ?? {}).map(([name, value]) => [name, String(value)]),
+          );
+          records.push({ value: message.value?.toString('utf8') ?? null, headers });
+        },
+      });
+      await until(() => records.length >= expected, {
+        what: `${expected} records on ${topic}`,
+      }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return records;
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+
   /** Reads a topic read_committed until `expected` records came and `settleMs` passed quietly. */
   async read(
     topic: string,
@@ -253,10 +294,13 @@ export class TestCluster {
           });
         },
       });
+      const t0 = Date.now();
       await until(() => records.length >= expected, {
         timeoutMs: options.timeoutMs ?? 90_000,
         what: `${expected} records on ${topic} (have ${records.length})`,
       }).catch(() => undefined);
+      if (process.env['E2E_DEBUG'])
+        console.log(`read ${topic}: ${records.length}/${expected} after ${Date.now() - t0} ms`);
       await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 1500));
       return records;
     } finally {
@@ -268,4 +312,11 @@ export class TestCluster {
 /** Canonical, order-free form of keyed results for comparing runs. */
 export function canonical(records: Array<{ key: string | null; value: unknown }>): string[] {
   return records.map((r) => JSON.stringify([r.key, r.value])).sort();
+}
+
+/** The reference run of a definition as the admin would store it (defaults applied). */
+export function reference(definition: PipelineDefinitionInput, events: unknown[]): ReferenceResult {
+  const validation = validateDefinition(definition);
+  if (!validation.valid) throw new Error(JSON.stringify(validation.errors));
+  return runReference(validation.definition, events);
 }

@@ -16,6 +16,7 @@ describe('loadProcessorConfig', () => {
       commitIntervalMs: 100,
       sourcePartitions: 6,
       statsIntervalMs: 5000,
+      sessionTimeoutMs: 30_000,
     });
   });
 

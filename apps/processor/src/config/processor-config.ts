@@ -75,6 +75,13 @@ export class ProcessorEnvironment {
   @IsInt()
   @Min(100)
   STATS_INTERVAL_MS: number = 5000;
+
+  /** How long the group waits for a silent replica before its partitions move (kill -9). */
+  @IsOptional()
+  @Transform(integer)
+  @IsInt()
+  @Min(1000)
+  CONSUMER_SESSION_TIMEOUT_MS: number = 30_000;
 }
 
 export interface ProcessorConfig {
@@ -89,6 +96,7 @@ export interface ProcessorConfig {
   commitIntervalMs: number;
   sourcePartitions: number;
   statsIntervalMs: number;
+  sessionTimeoutMs: number;
 }
 
 export class ConfigurationError extends Error {
@@ -125,5 +133,6 @@ export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): Proce
     commitIntervalMs: parsed.COMMIT_INTERVAL_MS,
     sourcePartitions: parsed.SOURCE_PARTITIONS,
     statsIntervalMs: parsed.STATS_INTERVAL_MS,
+    sessionTimeoutMs: parsed.CONSUMER_SESSION_TIMEOUT_MS,
   };
 }

@@ -94,7 +94,8 @@ export abstract class PartitionTask {
       createPartitioner: Partitioners.DefaultPartitioner,
       // The broker answers CONCURRENT_TRANSACTIONS to the first write after a commit until the
       // markers are down (milliseconds); kafkajs' default first backoff (300 ms) would stall.
-      retry: { initialRetryTime: 10, maxRetryTime: 1000, retries: 12 },
+      // A send that still fails breaks the task, which restarts from its last commit.
+      retry: { initialRetryTime: 20, maxRetryTime: 1000 },
     });
     this.producer = producer;
     await producer.connect();

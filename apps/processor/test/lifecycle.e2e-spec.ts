@@ -1,0 +1,179 @@
+// Definitions change while events flow (DESIGN §5 registry): create, update, reset, delete; bad
+// records go to the dead-letter topic without stopping anything; idle keys and idle sources
+// still get their windows closed.
+import { dailyRevenueDefinition, orderEvent } from '@sluice/operators/testing';
+import type { EventEnvelope, PipelineDefinitionInput } from '@sluice/contracts';
+
+import { canonical, reference, TestCluster } from './cluster';
+import type { Replica } from './cluster';
+
+type Definition = PipelineDefinitionInput & { id: string; output: string };
+
+const day = (n: number, hour: number) => Date.UTC(2026, 10, n, hour);
+
+function orders(days: number[], perHour: number, tag: string, currency?: string): EventEnvelope[] {
+  const events: EventEnvelope[] = [];
+  for (const d of days)
+    for (let hour = 0; hour < 24; hour++)
+      for (let i = 0; i < perHour; i++)
+        events.push(
+          orderEvent(new Date(day(d, hour) + i * 1000).toISOString(), {
+            id: `${tag}-${d}-${hour}-${i}`,
+            entity: `order-${tag}-${i}`,
+            currency: currency ?? ['gbp', 'usd', 'eur'][(hour + i) % 3],
+            total: 1 + ((hour * 7 + i) % 13),
+            status: i % 4 === 3 ? 'pending' : 'paid',
+          }),
+        );
+  return events;
+}
+
+describe('pipelines changing while events flow', () => {
+  let cluster: TestCluster;
+  let replica: Replica;
+
+  beforeAll(async () => {
+    cluster = new TestCluster(3);
+    await cluster.setup();
+    replica = await cluster.startReplica('r0');
+  });
+
+  afterAll(async () => {
+    await cluster.teardown();
+  });
+
+  it('applies create, update, reset and delete live, and dead-letters bad records', async () => {
+    const stateless: Definition = {
+      id: '00000000-0000-4000-8000-0000000000c1',
+      name: 'paid orders, currency upper-cased',
+      source_event_types: ['order.placed'],
+      operators: [
+        { type: 'filter', field: 'status', op: 'eq', value: 'paid' },
+        { type: 'map', field: 'currency', transform: 'uppercase' },
+      ],
+      output: cluster.output('paid'),
+    };
+    const revenue = dailyRevenueDefinition({
+      id: '00000000-0000-4000-8000-0000000000c2',
+      output: cluster.output('revenue'),
+    }) as Definition;
+    await cluster.putPipeline(stateless);
+    await cluster.putPipeline(revenue);
+    await replica.waitForLog({ msg: 'pipeline created', pipeline_id: revenue.id });
+    await replica.waitForLog({ msg: 'processor running' }).catch(() => undefined);
+
+    // Phase A: day 1, including a currency nobody uses afterwards (a key that goes idle).
+    const phaseA = [...orders([1], 2, 'a'), ...orders([1], 1, 'idle', 'chf')];
+    await cluster.produce(phaseA);
+    const ticksA = await cluster.tickEveryPartition(day(2, 0));
+    const referenceA = reference(revenue, [...phaseA, ...ticksA]);
+    const firedA = await cluster.read(revenue.output, referenceA.results.length);
+    expect(canonical(firedA)).toEqual(canonical(referenceA.results));
+    expect(firedA.some((r) => (r.value as { group: string }).group === 'chf')).toBe(true);
+
+    const statelessA = reference(stateless, phaseA);
+    expect(canonical(await cluster.read(stateless.output, statelessA.results.length))).toEqual(
+      canonical(statelessA.results),
+    );
+
+    // Update the stateless pipeline: lower-case instead.
+    await cluster.putPipeline(
+      {
+        ...stateless,
+        operators: [
+          { type: 'filter', field: 'status', op: 'eq', value: 'paid' },
+          { type: 'map', field: 'region', transform: 'uppercase' },
+        ],
+      },
+      { version: 2 },
+    );
+    await replica.waitForLog({ msg: 'pipeline updated', pipeline_id: stateless.id, version: 2 });
+
+    // Phase B: day 2, then a reset of the revenue pipeline: B's sums must vanish.
+    const phaseB = orders([2], 1, 'b');
+    await cluster.produce(phaseB);
+    // B has gone through the source partitions (its repartitioned records carry the old epoch).
+    const paidB = phaseB.filter((e) => e.payload['status'] === 'paid').length;
+    await cluster.read(stateless.output, statelessA.results.length + paidB);
+    await cluster.putPipeline(revenue, { version: 1, reset_generation: 1 });
+    await replica.waitForLog({ msg: 'pipeline reset', pipeline_id: revenue.id });
+
+    // Phase C: day 2 again and day 3, with malformed records in between.
+    const malformed = [
+      'not json',
+      '[1,2,3]',
+      JSON.stringify({ payload: {} }),
+      JSON.stringify({ event_type: 'order.placed', payload: {}, timestamp: 'yesterday' }),
+      '\u00ff\u00fe',
+    ];
+    const phaseC = orders([2, 3], 1, 'c');
+    await cluster.produce([...phaseC.slice(0, 30), ...malformed, ...phaseC.slice(30)]);
+    const ticksC = await cluster.tickEveryPartition(day(6, 0));
+    const referenceC = reference(revenue, [...phaseC, ...ticksC]);
+    const revenueOut = await cluster.read(
+      revenue.output,
+      referenceA.results.length + referenceC.results.length,
+    );
+    expect(canonical(revenueOut)).toEqual(
+      canonical([...referenceA.results, ...referenceC.results]),
+    );
+
+    const dlq = await cluster.readWithHeaders(cluster.topics.dlq, malformed.length);
+    expect(dlq.map((r) => r.value).sort()).toEqual(
+      malformed.map((m) => Buffer.from(m).toString('utf8')).sort(),
+    );
+    for (const record of dlq) {
+      expect(record.headers['sluice-error']).toEqual(expect.any(String));
+      expect(record.headers['sluice-source-topic']).toBe(cluster.source);
+      expect(Number(record.headers['sluice-source-offset'])).toBeGreaterThanOrEqual(0);
+    }
+
+    // The update took effect: B and C come out with the region upper-cased, currency as is.
+    const paid = await cluster.read(stateless.output, 1);
+    const fromC = paid.filter((r) => String((r.value as EventEnvelope).id).startsWith('c-'));
+    expect(fromC.length).toBe(phaseC.filter((e) => e.payload['status'] === 'paid').length);
+    expect(fromC.every((r) => (r.value as EventEnvelope).payload['region'] === 'UK')).toBe(true);
+    expect(fromC.every((r) => (r.value as EventEnvelope).payload['currency'] !== 'GBP')).toBe(true);
+
+    // Delete: nothing more comes out.
+    await cluster.deletePipeline(stateless.id);
+    await replica.waitForLog({ msg: 'pipeline deleted', pipeline_id: stateless.id });
+    const before = (await cluster.read(stateless.output, paid.length)).length;
+    await cluster.produce(orders([8], 1, 'd'));
+    await cluster.tickEveryPartition(day(10, 0));
+    expect(await cluster.read(revenue.output, revenueOut.length + 3)).toHaveLength(
+      revenueOut.length + 3,
+    );
+    expect((await cluster.read(stateless.output, before)).length).toBe(before);
+  });
+
+  it('closes the windows of a source that went silent after idle_timeout_seconds', async () => {
+    const sessions: Definition = {
+      id: '00000000-0000-4000-8000-0000000000c3',
+      name: 'sessions per customer',
+      source_event_types: ['order.placed'],
+      operators: [
+        {
+          type: 'window',
+          config: { window_type: 'session', session_timeout_seconds: 600, idle_timeout_seconds: 2 },
+          aggregation: { type: 'reduce', field: 'total', function: 'sum', group_by: '$.entity_id' },
+        },
+      ],
+      output: cluster.output('sessions'),
+    };
+    await cluster.putPipeline(sessions);
+    await replica.waitForLog({ msg: 'pipeline created', pipeline_id: sessions.id });
+    const base = day(10, 12);
+    const events = [0, 60, 120, 5000, 5060].map((seconds, i) =>
+      orderEvent(base + seconds * 1000, { entity: `cust-${i % 2}`, total: i + 1, id: `s-${i}` }),
+    );
+    await cluster.produce(events);
+    // No tick follows: only the idle timeout can close these sessions.
+    const expected = reference(sessions, events);
+    const results = await cluster.read(sessions.output, expected.results.length, {
+      timeoutMs: 30_000,
+    });
+    expect(canonical(results)).toEqual(canonical(expected.results));
+    expect(results.length).toBeGreaterThanOrEqual(3);
+  });
+});
