@@ -164,6 +164,13 @@ export class TestCluster {
     await this.producer.connect();
   }
 
+  async createTopic(topic: string, numPartitions: number, compacted = false): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, [{ topic, numPartitions, compacted }]);
+    await admin.disconnect();
+  }
+
   async teardown(): Promise<void> {
     await Promise.all([...this.replicas].map((replica) => replica.stop()));
     await this.producer?.disconnect();
