@@ -290,6 +290,19 @@ export class Processor {
     for (const task of this.tasks.values()) task.needsSync = true;
     this.logger.info({ assigned: assigned.size, revoked: revoked.length }, 'partitions assigned');
     void this.closeTasks(revoked, { commit: true });
+    // Open every assigned partition now, not at its first batch: state is restored before
+    // records arrive, and a partition that gets no records still has its windows (idle flush).
+    for (const [topic, partitions] of Object.entries(assignment)) {
+      if (!this.sourceTopics.has(topic) && !this.pipelines.forRepartitionTopic(topic)) continue;
+      for (const partition of partitions) {
+        this.taskFor(topic, partition).catch((error: Error) =>
+          this.logger.warn(
+            { err: error, topic, partition },
+            'opening a partition failed; retried at its next batch',
+          ),
+        );
+      }
+    }
   }
 
   private async closeTasks(keys: string[], options: { commit?: boolean } = {}): Promise<void> {
@@ -316,7 +329,7 @@ export class Processor {
       if (task.needsSync) {
         const seekTo = await task.sync(
           (batch as unknown as { fetchedOffset: string }).fetchedOffset,
-          await this.groupOffset(batch.topic, batch.partition),
+          await this.committed(batch.topic, batch.partition),
         );
         if (seekTo !== undefined) {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: seekTo });
@@ -392,13 +405,17 @@ export class Processor {
     return task;
   }
 
-  private async groupOffset(topic: string, partition: number): Promise<string | undefined> {
+  private async committed(
+    topic: string,
+    partition: number,
+  ): Promise<{ offset: string; metadata: string | undefined } | undefined> {
     const [offsets] = await this.admin!.fetchOffsets({
       groupId: this.config.consumerGroup,
       topics: [topic],
     });
-    const offset = offsets?.partitions.find((p) => p.partition === partition)?.offset;
-    return offset === undefined || offset === '-1' ? undefined : offset;
+    const committed = offsets?.partitions.find((p) => p.partition === partition);
+    if (committed === undefined || committed.offset === '-1') return undefined;
+    return { offset: committed.offset, metadata: committed.metadata ?? undefined };
   }
 
   // ---- clocks ------------------------------------------------------------------------------

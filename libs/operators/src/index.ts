@@ -17,6 +17,8 @@ export { PipelineRun, statelessKey } from './pipeline-run';
 export type { DeadLetter, PipelineRunOptions, RunSink, StageInputSink } from './pipeline-run';
 export { runReference } from './reference';
 export type { KeyedRecord, ReferenceResult } from './reference';
+export { HoppingCombiner, ReduceCombiner } from './stateful/combiner';
+export type { Combiner, PartialAggregate } from './stateful/combiner';
 export { WATERMARK_KEY, groupStateKey, resultKey } from './stateful/stage';
 export type {
   LateRecord,

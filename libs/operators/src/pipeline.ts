@@ -11,6 +11,8 @@ import { compileAggregateInput } from './aggregate/aggregate-input';
 import type { AggregateExtractor } from './aggregate/aggregate-input';
 import { aggregatorFor } from './aggregate/aggregators';
 import type { PipelineCounters } from './counters';
+import { HoppingCombiner, ReduceCombiner } from './stateful/combiner';
+import type { Combiner } from './stateful/combiner';
 import { HoppingWindowStage } from './stateful/hopping-window-stage';
 import { ReduceStage } from './stateful/reduce-stage';
 import { SessionWindowStage } from './stateful/session-window-stage';
@@ -44,6 +46,12 @@ export interface StatefulSpec {
   readonly latenessMs: number;
   readonly idleTimeoutMs: number | undefined;
   createStage(options: StageFactoryOptions): StatefulStage;
+  /**
+   * A combiner for map-side pre-aggregation, where one is exact: not for sessions (they merge by
+   * the gaps between events) nor with an idle timeout (a flush can fire a window early, and a
+   * folded event could then no longer be reported late with its payload).
+   */
+  createCombiner: (() => Combiner) | undefined;
 }
 
 export interface CompiledPipeline {
@@ -165,6 +173,7 @@ function compileStateful(
       latenessMs: 0,
       idleTimeoutMs: undefined,
       createStage: (options) => new ReduceStage({ ...options, pipelineId, aggregator }),
+      createCombiner: () => new ReduceCombiner(aggregator),
     };
   }
 
@@ -182,6 +191,7 @@ function compileStateful(
     return {
       ...spec,
       createStage: (options) => new SessionWindowStage({ ...options, ...base, gapMs }),
+      createCombiner: undefined,
     };
   }
   const sizeMs = Math.round(config.size_seconds! * SECOND);
@@ -190,5 +200,9 @@ function compileStateful(
   return {
     ...spec,
     createStage: (options) => new HoppingWindowStage({ ...options, ...base, sizeMs, slideMs }),
+    createCombiner:
+      idleTimeoutMs === undefined
+        ? () => new HoppingCombiner(aggregator, sizeMs, slideMs)
+        : undefined,
   };
 }

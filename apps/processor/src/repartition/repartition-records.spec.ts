@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 
-import { decodeRepartitionRecord, encodeEvent, encodeMarker } from './repartition-records';
+import {
+  decodeRepartitionRecord,
+  encodeEvent,
+  encodeMarker,
+  encodePartial,
+} from './repartition-records';
 
 describe('repartition records', () => {
   it('round-trip an event contribution, keeping the event text as it was', () => {
@@ -30,6 +35,26 @@ describe('repartition records', () => {
         },
       ),
     );
+  });
+
+  it('round-trip a partial aggregate', () => {
+    const partial = {
+      start: 1_764_374_400_000,
+      route: 'eu',
+      group: 'gbp',
+      acc: { n: 3, p: [12.5] },
+    };
+    expect(decodeRepartitionRecord(encodePartial('1.x', partial))).toEqual({
+      kind: 'partial',
+      epoch: '1.x',
+      partial,
+    });
+    const reduce = { start: null, route: undefined, group: null, acc: { n: 1, v: 4 } };
+    expect(decodeRepartitionRecord(encodePartial('0.y', reduce))).toEqual({
+      kind: 'partial',
+      epoch: '0.y',
+      partial: reduce,
+    });
   });
 
   it('round-trip a watermark marker', () => {

@@ -1,9 +1,11 @@
-// The records of a pipeline's repartition topic (DESIGN §4, §5). Two kinds share it, in log
-// order: a re-keyed event contribution and an upstream partition's watermark marker.
+// The records of a pipeline's repartition topic (DESIGN §4, §5). Three kinds share it, in log
+// order: a re-keyed event contribution, a partial aggregate a source partition folded from
+// several events (see the operator library's combiner), and an upstream partition's watermark
+// marker.
 //
 // An event record is a small JSON header, a newline, then the event's JSON: the header is all a
 // stateful partition parses per record; the event is parsed only when it turns out to be late.
-import type { StageInput } from '@sluice/operators';
+import type { Accumulator, PartialAggregate, StageInput } from '@sluice/operators';
 
 export interface EventContribution {
   /** The state epoch of the pipeline the source ran (records of an older epoch are dropped). */
@@ -25,7 +27,9 @@ export interface WatermarkMarker {
 }
 
 export type RepartitionRecord =
-  ({ kind: 'event' } & EventContribution) | ({ kind: 'marker' } & WatermarkMarker);
+  | ({ kind: 'event' } & EventContribution)
+  | { kind: 'partial'; epoch: string; partial: PartialAggregate }
+  | ({ kind: 'marker' } & WatermarkMarker);
 
 interface EventHeader {
   e: string;
@@ -33,6 +37,14 @@ interface EventHeader {
   r?: string;
   v: number;
   t: number;
+}
+
+interface PartialBody {
+  e: string;
+  g: string | null;
+  r?: string;
+  s?: number;
+  a: Accumulator;
 }
 
 interface MarkerBody {
@@ -47,6 +59,13 @@ export function encodeEvent(epoch: string, input: StageInput, eventJson: string)
   return `${JSON.stringify(header)}\n${eventJson}`;
 }
 
+export function encodePartial(epoch: string, partial: PartialAggregate): string {
+  const body: PartialBody = { e: epoch, g: partial.group, a: partial.acc };
+  if (partial.route !== undefined) body.r = partial.route;
+  if (partial.start !== null) body.s = partial.start;
+  return JSON.stringify(body);
+}
+
 export function encodeMarker(marker: WatermarkMarker): string {
   const body: MarkerBody = { m: marker.upstream, e: marker.epoch, t: marker.time };
   return JSON.stringify(body);
@@ -57,7 +76,19 @@ export function decodeRepartitionRecord(value: string): RepartitionRecord | unde
   const newline = value.indexOf('\n');
   try {
     if (newline < 0) {
-      const body = JSON.parse(value) as MarkerBody;
+      const body = JSON.parse(value) as Partial<MarkerBody & PartialBody>;
+      if (isAccumulator(body.a)) {
+        return {
+          kind: 'partial',
+          epoch: String(body.e),
+          partial: {
+            start: typeof body.s === 'number' ? body.s : null,
+            route: body.r,
+            group: body.g ?? null,
+            acc: body.a,
+          },
+        };
+      }
       if (typeof body.m !== 'string' || typeof body.t !== 'number') return undefined;
       return { kind: 'marker', epoch: String(body.e), upstream: body.m, time: body.t };
     }
@@ -75,4 +106,13 @@ export function decodeRepartitionRecord(value: string): RepartitionRecord | unde
   } catch {
     return undefined;
   }
+}
+
+function isAccumulator(value: unknown): value is Accumulator {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Accumulator).n === 'number' &&
+    ((value as Accumulator).p === undefined || Array.isArray((value as Accumulator).p))
+  );
 }

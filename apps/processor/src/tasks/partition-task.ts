@@ -72,6 +72,14 @@ export abstract class PartitionTask {
   /** Called before each batch and tick: adopt definition changes. */
   protected abstract refresh(): void;
 
+  /** A string committed with the offset, atomically (the source's event time). */
+  protected commitMetadata(): string | undefined {
+    return undefined;
+  }
+
+  /** What the last committed offset carried, when taking the partition over. */
+  protected adoptCommitted(_metadata: string | undefined): void {}
+
   protected send(topic: string, message: Message): void {
     let messages = this.pending.get(topic);
     if (!messages) {
@@ -110,7 +118,11 @@ export abstract class PartitionTask {
    * from the group's committed offset, so work not committed yet is thrown away and redone.
    * Returns the offset to seek to when the batch that came does not start there.
    */
-  sync(fetchedOffset: string, groupOffset: string | undefined): Promise<string | undefined> {
+  sync(
+    fetchedOffset: string,
+    committed: { offset: string; metadata: string | undefined } | undefined,
+  ): Promise<string | undefined> {
+    const groupOffset = committed?.offset;
     return this.exclusive(async () => {
       const inSync = this.fresh || (!this.uncommitted && groupOffset === this.committedOffset);
       if (!inSync) {
@@ -123,6 +135,7 @@ export abstract class PartitionTask {
       }
       this.fresh = false;
       this.committedOffset = groupOffset;
+      this.adoptCommitted(committed?.metadata);
       this.nextOffset = undefined;
       this.needsSync = false;
       return groupOffset !== undefined && groupOffset !== fetchedOffset ? groupOffset : undefined;

@@ -5,11 +5,11 @@
 import { DLQ_HEADERS } from '@sluice/contracts';
 import type { ResultRecord } from '@sluice/contracts';
 import { groupStateKey, PipelineRun } from '@sluice/operators';
-import type { DeadLetter, StageInput } from '@sluice/operators';
+import type { Combiner, DeadLetter, StageInput } from '@sluice/operators';
 
 import type { ActivePipeline } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
-import { encodeEvent, encodeMarker } from '../repartition/repartition-records';
+import { encodeEvent, encodeMarker, encodePartial } from '../repartition/repartition-records';
 import { decodeRecord } from '../source/decode-record';
 import { PartitionTask } from './partition-task';
 import type { InputMessage, TaskContext } from './partition-task';
@@ -24,12 +24,20 @@ interface Runner {
   run: PipelineRun;
   /** Event time last announced to the repartition partitions (stateful pipelines). */
   announced: number;
+  /** Folds the batch's inputs per (window, group) before they are repartitioned. */
+  combiner: Combiner | undefined;
 }
 
 export class SourceTask extends PartitionTask {
   private runners: Runner[] = [];
   private revision = -1;
   private maxEventTime = -Infinity;
+  /**
+   * At least the largest event time this partition ever announced, by any owner (it is committed
+   * with the offsets). A stateful partition's watermark cannot pass it minus the lateness, so an
+   * input all of whose windows end later cannot be late there and may be folded.
+   */
+  private announcedBound = -Infinity;
   private readonly upstream: string;
   private current: InputMessage | undefined;
   private currentText: string | undefined;
@@ -51,17 +59,19 @@ export class SourceTask extends PartitionTask {
   protected refresh(): void {
     const pipelines = this.source.pipelines;
     if (pipelines.revision === this.revision) return;
-    const announced = new Map(
-      this.runners.map((r) => [`${r.pipeline.id}@${r.pipeline.epoch}`, r.announced]),
-    );
+    const announced = new Map(this.runners.map((r) => [r.pipeline.id, r.announced]));
     this.runners = pipelines
       .list()
       .filter((pipeline) => pipeline.compiled.enabled)
-      .map((pipeline) => ({
-        pipeline,
-        run: this.runFor(pipeline),
-        announced: announced.get(`${pipeline.id}@${pipeline.epoch}`) ?? -Infinity,
-      }));
+      .map((pipeline) => {
+        const combiner = pipeline.compiled.stateful?.createCombiner?.();
+        return {
+          pipeline,
+          combiner,
+          run: this.runFor(pipeline, combiner),
+          announced: announced.get(pipeline.id) ?? -Infinity,
+        };
+      });
     this.revision = pipelines.revision;
   }
 
@@ -90,7 +100,37 @@ export class SourceTask extends PartitionTask {
     }
     this.current = undefined;
     this.currentText = undefined;
+    for (const runner of runners) if (runner.combiner) this.sendPartials(runner);
     this.announceEventTime();
+  }
+
+  protected override commitMetadata(): string | undefined {
+    return Number.isFinite(this.maxEventTime)
+      ? JSON.stringify({ t: this.maxEventTime })
+      : undefined;
+  }
+
+  protected override adoptCommitted(metadata: string | undefined): void {
+    if (metadata === undefined) return;
+    try {
+      const time = (JSON.parse(metadata) as { t?: unknown }).t;
+      if (typeof time !== 'number') return;
+      this.maxEventTime = Math.max(this.maxEventTime, time);
+      this.announcedBound = Math.max(this.announcedBound, time);
+    } catch {
+      // Not ours: no bound known, nothing is folded until this partition announces again.
+    }
+  }
+
+  private sendPartials(runner: Runner): void {
+    const { repartition } = runner.pipeline.topics;
+    const epoch = runner.pipeline.epoch;
+    for (const partial of runner.combiner!.drain()) {
+      this.send(repartition!, {
+        key: groupStateKey(partial.route, partial.group),
+        value: encodePartial(epoch, partial),
+      });
+    }
   }
 
   protected onTick(): void {
@@ -105,13 +145,14 @@ export class SourceTask extends PartitionTask {
       const { repartition, repartitionPartitions } = runner.pipeline.topics;
       if (repartition === undefined || time <= runner.announced) continue;
       runner.announced = time;
+      if (time > this.announcedBound) this.announcedBound = time;
       const value = encodeMarker({ epoch: runner.pipeline.epoch, upstream: this.upstream, time });
       for (let partition = 0; partition < repartitionPartitions; partition++)
         this.send(repartition, { partition, key: this.upstream, value });
     }
   }
 
-  private runFor(pipeline: ActivePipeline): PipelineRun {
+  private runFor(pipeline: ActivePipeline, combiner: Combiner | undefined): PipelineRun {
     const { output, repartition } = pipeline.topics;
     const sink = {
       result: (key: string, record: ResultRecord) =>
@@ -125,10 +166,12 @@ export class SourceTask extends PartitionTask {
       return new PipelineRun(pipeline.compiled, sink, { counters: pipeline.counters });
     const epoch = pipeline.epoch;
     const mutates = pipeline.compiled.mutates;
+    const lateness = pipeline.compiled.stateful!.latenessMs;
     return new PipelineRun(pipeline.compiled, sink, {
       counters: pipeline.counters,
       downstream: {
         add: (input: StageInput) => {
+          if (combiner?.add(input, this.announcedBound - lateness)) return;
           const eventJson = mutates ? JSON.stringify(input.envelope) : this.recordText();
           this.send(repartition, {
             key: groupStateKey(input.route, input.group),

@@ -123,6 +123,10 @@ export class StatefulTask extends PartitionTask {
         this.onMarker(record.upstream, record.time);
         continue;
       }
+      if (record.kind === 'partial') {
+        stage.addPartial(record.partial);
+        continue;
+      }
       input.group = record.group;
       input.route = record.route;
       input.value = record.value;

@@ -1,5 +1,6 @@
 import { copyAcc } from '../aggregate/aggregators';
 import type { Accumulator } from '../aggregate/aggregators';
+import type { PartialAggregate } from './combiner';
 import { GroupTable } from './group-table';
 import { MinHeap } from './min-heap';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
@@ -61,6 +62,26 @@ export class HoppingWindowStage extends WindowStageBase implements StatefulStage
       if (this.emitUpdates) this.emitWindow(group, route, start, start + size, acc, false);
     }
     if (!landed) this.emitLate(input, this.wm);
+    this.markActive();
+  }
+
+  addPartial(partial: PartialAggregate): void {
+    const start = partial.start!;
+    const { route, group } = partial;
+    if (start + this.sizeMs <= this.wm) {
+      this.emitLatePartial(partial, start, this.wm);
+      return;
+    }
+    const cells = this.cellsFor(start);
+    let acc = cells.get(route, group);
+    if (acc === undefined) {
+      acc = this.aggregator.create();
+      cells.set(route, group, acc);
+      this.cellCount += 1;
+    }
+    this.aggregator.merge(acc, partial.acc);
+    if (this.tracking) this.touch(cellKey(start, groupStateKey(route, group)));
+    if (this.emitUpdates) this.emitWindow(group, route, start, start + this.sizeMs, acc, false);
     this.markActive();
   }
 

@@ -2,6 +2,7 @@ import { copyAcc } from '../aggregate/aggregators';
 import type { ReduceResult } from '@sluice/contracts';
 
 import type { Accumulator } from '../aggregate/aggregators';
+import type { PartialAggregate } from './combiner';
 import type { StageInput, StateEntry, StatefulStage } from './stage';
 import { GroupTable } from './group-table';
 import { groupStateKey, parseGroupStateKey, resultKey } from './stage';
@@ -21,13 +22,27 @@ export class ReduceStage extends StageBase implements StatefulStage {
   private readonly groups = new GroupTable<Accumulator>();
 
   add(input: StageInput): void {
-    const { route, group } = input;
+    const acc = this.accFor(input.route, input.group);
+    this.aggregator.add(acc, input.value);
+    this.emitGroup(input.route, input.group, acc);
+  }
+
+  addPartial(partial: PartialAggregate): void {
+    const acc = this.accFor(partial.route, partial.group);
+    this.aggregator.merge(acc, partial.acc);
+    this.emitGroup(partial.route, partial.group, acc);
+  }
+
+  private accFor(route: string | undefined, group: string | null): Accumulator {
     let acc = this.groups.get(route, group);
     if (acc === undefined) {
       acc = this.aggregator.create();
       this.groups.set(route, group, acc);
     }
-    this.aggregator.add(acc, input.value);
+    return acc;
+  }
+
+  private emitGroup(route: string | undefined, group: string | null, acc: Accumulator): void {
     if (this.tracking) this.touch(reduceKey(groupStateKey(route, group)));
     this.counters.emitted += 1;
     const result: ReduceResult = {

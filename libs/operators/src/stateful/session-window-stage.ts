@@ -46,6 +46,11 @@ export class SessionWindowStage extends WindowStageBase implements StatefulStage
     this.gap = options.gapMs;
   }
 
+  addPartial(): void {
+    // Sessions merge by the gaps between single events, which a partial no longer has.
+    throw new Error('session windows take events one by one, not partial aggregates');
+  }
+
   add(input: StageInput): void {
     this.markActive();
     const start = input.time;

@@ -2,6 +2,7 @@ import type { ReduceFunction, WindowResult } from '@sluice/contracts';
 
 import type { Accumulator, Aggregator } from '../aggregate/aggregators';
 import type { PipelineCounters } from '../counters';
+import type { PartialAggregate } from './combiner';
 import type { LateRecord, StageEmitter, StageInput, StateEntry } from './stage';
 import { iso, resultKey } from './stage';
 
@@ -72,6 +73,27 @@ export abstract class StageBase {
     };
     if (route !== undefined) result.route = route;
     this.emitter.result(resultKey(this.pipelineId, route, group), result);
+  }
+
+  /**
+   * A partial aggregate for a window that has fired. Combiners only fold inputs that cannot be
+   * late, so this means the watermark moved by other means (an idle flush): the inputs are
+   * reported late, as a summary since their events were folded away.
+   */
+  protected emitLatePartial(partial: PartialAggregate, windowStart: number, watermark: number) {
+    this.counters.late += partial.acc.n;
+    const record: LateRecord = {
+      pipeline_id: this.pipelineId,
+      group: partial.group,
+      event_time: iso(windowStart),
+      watermark: iso(watermark),
+      event: {
+        event_type: 'sluice.partial_aggregate',
+        payload: { window_start: iso(windowStart), count: partial.acc.n },
+      },
+    };
+    if (partial.route !== undefined) record.route = partial.route;
+    this.emitter.late(resultKey(this.pipelineId, partial.route, partial.group), record);
   }
 
   protected emitLate(input: StageInput, watermark: number): void {

@@ -1,5 +1,7 @@
 import type { EventEnvelope, ReduceResult, WindowResult } from '@sluice/contracts';
 
+import type { PartialAggregate } from './combiner';
+
 /** One event's contribution to a stateful operator, after the stateless steps ran. */
 export interface StageInput {
   group: string | null;
@@ -40,6 +42,8 @@ export interface StateEntry {
  */
 export interface StatefulStage {
   add(input: StageInput): void;
+  /** Merges inputs a combiner folded upstream (see `combiner.ts`). */
+  addPartial(partial: PartialAggregate): void;
   /**
    * The input's event time advanced (for a partition fed by several upstreams: the minimum over
    * them of the largest event time each has seen). Windows whose end the watermark (this time
