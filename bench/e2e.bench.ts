@@ -24,6 +24,8 @@ const { values: args } = parseArgs({
   options: {
     events: { type: 'string', default: '2000000' },
     'restore-states': { type: 'string', default: '1000000' },
+    /** Writes a V8 CPU profile of the replica under test to bench/results/. */
+    profile: { type: 'boolean', default: false },
   },
 });
 const N = Number(args.events);
@@ -124,7 +126,8 @@ interface Replica {
 let nextPort = 19_600;
 function startReplica(id: string, group: string): Replica {
   const metricsPort = nextPort++;
-  const child = spawn(process.execPath, [MAIN], {
+  const profile = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(__dirname, 'results')}`] : [];
+  const child = spawn(process.execPath, [...profile, MAIN], {
     env: {
       ...process.env,
       SOURCE_TOPICS: `${prefix}.events`,

@@ -14,13 +14,23 @@ const record = (value: Buffer | null, timestamp = '1764410400000'): SourceRecord
 
 describe('decodeRecord', () => {
   it('decodes a valid event, taking the record timestamp when the event has none', () => {
-    const result = decodeRecord(
-      record(Buffer.from(JSON.stringify({ event_type: 'a', payload: { x: 1 } }))),
-    );
+    const text = JSON.stringify({ event_type: 'a', payload: { x: 1 } });
+    const result = decodeRecord(record(Buffer.from(text)));
     expect(result).toEqual({
       ok: true,
       event: { envelope: { event_type: 'a', payload: { x: 1 } }, time: 1764410400000 },
+      text,
     });
+  });
+
+  it('dead-letters invalid UTF-8 (an overlong encoding and a lone continuation byte)', () => {
+    for (const bytes of [[0x7b, 0xc0, 0xaf, 0x7d], [0x80], [0xed, 0xa0, 0x80]]) {
+      const result = decodeRecord(record(Buffer.from(bytes)));
+      expect(result).toMatchObject({
+        ok: false,
+        deadLetter: { headers: { 'sluice-error': 'the record value is not valid UTF-8' } },
+      });
+    }
   });
 
   it('dead-letters a bad record unchanged, with the reason and source coordinates', () => {

@@ -1,6 +1,8 @@
 // DESIGN §1: a source record is decoded once; one that is not a valid event goes to the
 // dead-letter topic unchanged (same key and value bytes), with the reason and its coordinates in
 // headers. Decoding never throws, so a bad record can never stop a partition.
+import { isUtf8 } from 'node:buffer';
+
 import { decodeEvent, DLQ_HEADERS } from '@sluice/contracts';
 import type { SluiceEvent } from '@sluice/contracts';
 
@@ -21,12 +23,20 @@ export interface DeadLetterMessage {
 }
 
 export type DecodedRecord =
-  { ok: true; event: SluiceEvent } | { ok: false; deadLetter: DeadLetterMessage };
+  { ok: true; event: SluiceEvent; text: string } | { ok: false; deadLetter: DeadLetterMessage };
 
 export function decodeRecord(record: SourceRecord): DecodedRecord {
   const recordTime = Number(record.timestamp);
-  const decoded = decodeEvent(record.value, Number.isFinite(recordTime) ? recordTime : undefined);
-  if (decoded.ok) return decoded;
+  // Node's native UTF-8 check and decoder are several times faster than a fatal TextDecoder.
+  const text =
+    record.value !== null && isUtf8(record.value) ? record.value.toString('utf8') : undefined;
+  const decoded =
+    record.value === null
+      ? decodeEvent(null)
+      : text === undefined
+        ? ({ ok: false, reason: 'the record value is not valid UTF-8' } as const)
+        : decodeEvent(text, Number.isFinite(recordTime) ? recordTime : undefined);
+  if (decoded.ok) return { ok: true, event: decoded.event, text: text! };
   return {
     ok: false,
     deadLetter: {

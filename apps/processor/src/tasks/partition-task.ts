@@ -1,7 +1,7 @@
 // One input partition's unit of work (DESIGN §5): its own transactional producer, whose id
 // `<group>.<topic>.<partition>` is the EOS-v1 scheme that lets a new owner fence a zombie; the
 // records a batch produces, the state changes it makes and its consumer offset commit together.
-import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
+import type { Kafka, Message, PartitionOffset, Producer, Transaction } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -47,13 +47,21 @@ export abstract class PartitionTask {
   private producer: Producer | undefined;
   private transaction: Transaction | undefined;
   private readonly pending = new Map<string, Message[]>();
-  /** Records sent or offsets advanced since the last commit. */
-  private uncommitted = false;
+  /** Offset after the last batch handled, and whether work was handled since the last commit. */
   private nextOffset: string | undefined;
+  private dirty = false;
   private transactionStarted = 0;
   /** Opened and not synced yet: the state is exactly what the committed log holds. */
   private fresh = false;
+  /** State changes (batches, ticks, syncs) run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Producer calls (sends, commits) run one at a time, in order, behind the state changes: a
+   * batch hands its records over and returns, so kafkajs fetches the next one while the broker
+   * takes these (the commit round trips would otherwise stall consumption).
+   */
+  private producerCalls: Promise<void> = Promise.resolve();
+  private queuedCalls = 0;
 
   constructor(
     readonly topic: string,
@@ -77,7 +85,10 @@ export abstract class PartitionTask {
     return undefined;
   }
 
-  /** What the last committed offset carried, when taking the partition over. */
+  /**
+   * What the last committed offset carried, when taking the partition over (`undefined`
+   * metadata: nothing committed, or nothing carried).
+   */
   protected adoptCommitted(_metadata: string | undefined): void {}
 
   protected send(topic: string, message: Message): void {
@@ -124,7 +135,8 @@ export abstract class PartitionTask {
   ): Promise<string | undefined> {
     const groupOffset = committed?.offset;
     return this.exclusive(async () => {
-      const inSync = this.fresh || (!this.uncommitted && groupOffset === this.committedOffset);
+      await this.producerCalls;
+      const inSync = this.fresh || (!this.dirty && groupOffset === this.committedOffset);
       if (!inSync) {
         this.logger.info(
           { committed: groupOffset, had: this.committedOffset },
@@ -147,38 +159,39 @@ export abstract class PartitionTask {
       this.refresh();
       this.handle(batch.messages);
       this.nextOffset = (BigInt(batch.lastOffset()) + 1n).toString();
-      this.uncommitted = true;
+      this.dirty = true;
       this.lag = Number(batch.offsetLag());
-      await this.flush();
-      if (Date.now() - this.transactionStarted >= this.context.commitIntervalMs)
-        await this.commit();
+      this.flush();
+      if (Date.now() - this.transactionStarted >= this.context.commitIntervalMs) this.commit();
+      // Bounded: when the broker falls behind, the consumer waits for it.
+      if (this.queuedCalls > 8) await this.producerCalls;
     });
   }
 
   /** The wall clock: idle flushes, and a commit when the interval has passed. */
   tick(now: number): Promise<void> {
     return this.exclusive(async () => {
-      if (this.broken) return;
       this.refresh();
       this.onTick(now);
-      await this.flush();
-      if (this.uncommitted && now - this.transactionStarted >= this.context.commitIntervalMs)
-        await this.commit();
+      this.flush();
+      if (this.dirty && now - this.transactionStarted >= this.context.commitIntervalMs)
+        this.commit();
     });
   }
 
-  /** Commits what is open (a clean hand-over before a rebalance or shutdown). */
+  /** Commits everything handled so far and waits for it (a hand-over before a rebalance). */
   commitNow(): Promise<void> {
     return this.exclusive(async () => {
-      if (this.broken || !this.uncommitted) return;
-      await this.flush();
-      await this.commit();
+      this.flush();
+      if (this.dirty) this.commit();
+      await this.producerCalls;
     });
   }
 
   /** Closes the producer; uncommitted work is aborted (another owner redoes it). */
   close(): Promise<void> {
     const closing = this.queue.then(async () => {
+      await this.producerCalls.catch(() => undefined);
       await this.abortOpen().catch(() => undefined);
       await this.producer?.disconnect().catch(() => undefined);
       this.producer = undefined;
@@ -187,63 +200,83 @@ export abstract class PartitionTask {
     return closing;
   }
 
-  private async flush(): Promise<void> {
+  private flush(): void {
     if (this.pending.size === 0) return;
     const topicMessages = [...this.pending].map(([topic, messages]) => ({ topic, messages }));
     this.pending.clear();
-    this.uncommitted = true;
-    await this.openTransaction().sendBatch({ topicMessages });
+    this.dirty = true;
+    this.call(async () => {
+      await (await this.currentTransaction()).sendBatch({ topicMessages });
+    });
   }
 
-  private async commit(): Promise<void> {
-    const transaction = this.openTransaction();
-    const started = process.hrtime.bigint();
-    if (this.nextOffset !== undefined) {
-      await transaction.sendOffsets({
-        consumerGroupId: this.context.consumerGroup,
-        topics: [
-          {
-            topic: this.topic,
-            partitions: [{ partition: this.partition, offset: this.nextOffset }],
-          },
-        ],
-      });
-    }
-    await transaction.commit();
-    this.context.metrics.commitSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    this.transaction = undefined;
-    if (this.nextOffset !== undefined) this.committedOffset = this.nextOffset;
-    this.nextOffset = undefined;
-    this.uncommitted = false;
-  }
-
-  private openTransaction(): Transaction {
-    if (!this.transaction) throw new Error('the task has no transaction (not opened, or closed)');
-    return this.transaction;
-  }
-
-  private async beginIfNeeded(): Promise<void> {
-    if (this.transaction || !this.producer) return;
-    this.transaction = await this.producer.transaction();
+  /** Queues the commit of everything handled so far, with the offset and metadata of now. */
+  private commit(): void {
+    const offset = this.nextOffset;
+    const metadata = offset === undefined ? undefined : this.commitMetadata();
+    this.dirty = false;
     this.transactionStarted = Date.now();
+    this.call(async () => {
+      const transaction = await this.currentTransaction();
+      const started = process.hrtime.bigint();
+      if (offset !== undefined) {
+        await transaction.sendOffsets({
+          consumerGroupId: this.context.consumerGroup,
+          topics: [
+            {
+              topic: this.topic,
+              // kafkajs passes `metadata` on to TxnOffsetCommit; its types leave it out.
+              partitions: [{ partition: this.partition, offset, metadata } as PartitionOffset],
+            },
+          ],
+        });
+      }
+      await transaction.commit();
+      this.transaction = undefined;
+      this.context.metrics.commitSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      if (offset !== undefined) this.committedOffset = offset;
+    });
+  }
+
+  private call(work: () => Promise<void>): void {
+    this.queuedCalls += 1;
+    this.producerCalls = this.producerCalls.then(async () => {
+      try {
+        if (!this.broken) await work();
+      } catch (error) {
+        this.broken = true;
+        this.logger.error(
+          { err: error },
+          'producing failed; the partition restarts from its last commit',
+        );
+      } finally {
+        this.queuedCalls -= 1;
+      }
+    });
+  }
+
+  private async currentTransaction(): Promise<Transaction> {
+    if (!this.producer) throw new Error('the task is closed');
+    this.transaction ??= await this.producer.transaction();
+    return this.transaction;
   }
 
   private async abortOpen(): Promise<void> {
     this.pending.clear();
     const transaction = this.transaction;
     this.transaction = undefined;
-    this.uncommitted = false;
+    this.dirty = false;
     this.nextOffset = undefined;
     if (transaction?.isActive()) await transaction.abort();
   }
 
   /**
-   * Runs one piece of work at a time (batches, ticks and commits of a task never interleave) and
+   * Runs one state change at a time (batches, ticks and syncs of a task never interleave) and
    * marks the task broken when one fails: its state can no longer be trusted.
    */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(async () => {
-      await this.beginIfNeeded();
+      if (this.broken) throw new Error('the task is broken; it is being replaced');
       try {
         return await work();
       } catch (error) {

@@ -37,7 +37,7 @@ export class SourceTask extends PartitionTask {
    * with the offsets). A stateful partition's watermark cannot pass it minus the lateness, so an
    * input all of whose windows end later cannot be late there and may be folded.
    */
-  private announcedBound = -Infinity;
+  private announcedBound = Infinity; // unknown until the committed state is adopted
   private readonly upstream: string;
   private current: InputMessage | undefined;
   private currentText: string | undefined;
@@ -95,7 +95,7 @@ export class SourceTask extends PartitionTask {
       // Every valid record advances this partition's event time, whatever its type (DESIGN §4).
       if (event.time > this.maxEventTime) this.maxEventTime = event.time;
       this.current = message;
-      this.currentText = undefined;
+      this.currentText = decoded.text;
       for (let i = 0; i < runners.length; i++) runners[i]!.run.process(event);
     }
     this.current = undefined;
@@ -111,15 +111,21 @@ export class SourceTask extends PartitionTask {
   }
 
   protected override adoptCommitted(metadata: string | undefined): void {
-    if (metadata === undefined) return;
-    try {
-      const time = (JSON.parse(metadata) as { t?: unknown }).t;
-      if (typeof time !== 'number') return;
-      this.maxEventTime = Math.max(this.maxEventTime, time);
-      this.announcedBound = Math.max(this.announcedBound, time);
-    } catch {
-      // Not ours: no bound known, nothing is folded until this partition announces again.
+    // Nothing committed with an event time: no owner ever announced one.
+    let committed = -Infinity;
+    if (metadata !== undefined && metadata !== '') {
+      try {
+        const time = (JSON.parse(metadata) as { t?: unknown }).t;
+        committed = typeof time === 'number' ? time : Infinity;
+      } catch {
+        committed = Infinity; // not ours: no bound is known, so nothing is folded
+      }
     }
+    if (committed !== Infinity && committed > this.maxEventTime) this.maxEventTime = committed;
+    this.announcedBound = Math.max(
+      committed,
+      this.announcedBound === Infinity ? -Infinity : this.announcedBound,
+    );
   }
 
   private sendPartials(runner: Runner): void {
@@ -182,10 +188,9 @@ export class SourceTask extends PartitionTask {
     });
   }
 
-  /** The current record's JSON as it arrived (decoding already proved it is UTF-8 JSON). */
+  /** The current record's JSON as it arrived. */
   private recordText(): string {
-    this.currentText ??= this.current!.value!.toString('utf8');
-    return this.currentText;
+    return this.currentText!;
   }
 
   /** An `error` policy rejected the event: the record goes to the DLQ unchanged (DESIGN §2). */
