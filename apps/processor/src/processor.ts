@@ -36,6 +36,8 @@ export class Processor {
   private readonly registry: DefinitionRegistry;
   private readonly tasks = new Map<string, PartitionTask>();
   private readonly opening = new Map<string, Promise<PartitionTask>>();
+  /** Consecutive failures per partition, for the back-off. */
+  private readonly failures = new Map<string, number>();
   private readonly sourceTopics: Set<string>;
   private admin: Admin | undefined;
   private statsProducer: Producer | undefined;
@@ -104,8 +106,8 @@ export class Processor {
     );
     this.internalPartitions = Math.max(...metadata.topics.map((t) => t.partitions.length));
 
+    // Stats records are overwritten every few seconds: a plain producer is enough.
     this.statsProducer = this.kafka.producer({
-      idempotent: true,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
     await this.statsProducer.connect();
@@ -337,6 +339,7 @@ export class Processor {
         }
       }
       await task.processBatch(batch);
+      this.failures.delete(key);
       this.metrics.recordsConsumed.inc(
         { kind: this.sourceTopics.has(batch.topic) ? 'source' : 'repartition' },
         batch.messages.length,
@@ -344,12 +347,27 @@ export class Processor {
       await payload.heartbeat();
     } catch (error) {
       // The task's state can no longer be trusted: the next batch gets a new task, which starts
-      // from what is committed (and seeks there).
+      // from what is committed (and seeks there). A failure that repeats (a record that breaks
+      // the code, a broker refusing) backs off exponentially instead of spinning.
+      const attempt = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, attempt);
+      const delayMs = Math.min(60_000, 250 * 2 ** (attempt - 1));
       this.logger.error(
-        { err: error, topic: batch.topic, partition: batch.partition },
+        {
+          err: error,
+          topic: batch.topic,
+          partition: batch.partition,
+          attempt,
+          retry_in_ms: delayMs,
+        },
         'batch failed; the partition restarts from its last commit',
       );
       await this.closeTasks([key]);
+      const paused = [{ topic: batch.topic, partitions: [batch.partition] }];
+      consumer.pause(paused);
+      setTimeout(() => {
+        if (this.consumer === consumer) consumer.resume(paused);
+      }, delayMs).unref();
     } finally {
       this.inFlight -= 1;
     }

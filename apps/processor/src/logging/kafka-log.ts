@@ -8,6 +8,12 @@ export function kafkaLogCreator(logger: Logger): logCreator {
   return () =>
     ({ level, log }) => {
       const { message, ...extra } = log;
+      // The broker answers CONCURRENT_TRANSACTIONS to a write right after a commit, and kafkajs
+      // retries it (after logging it as an error): expected, so not worth an error line.
+      if (/another concurrent operation on the same transaction/.test(message)) {
+        kafkaLogger.debug(extra, message);
+        return;
+      }
       if (level === logLevel.ERROR) kafkaLogger.error(extra, message);
       else if (level === logLevel.WARN) kafkaLogger.warn(extra, message);
     };

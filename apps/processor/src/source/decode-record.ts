@@ -6,9 +6,8 @@ import { isUtf8 } from 'node:buffer';
 import { decodeEvent, DLQ_HEADERS } from '@sluice/contracts';
 import type { SluiceEvent } from '@sluice/contracts';
 
-export interface SourceRecord {
-  topic: string;
-  partition: number;
+/** A consumed record as kafkajs hands it over. */
+export interface SourceMessage {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
@@ -25,7 +24,21 @@ export interface DeadLetterMessage {
 export type DecodedRecord =
   { ok: true; event: SluiceEvent; text: string } | { ok: false; deadLetter: DeadLetterMessage };
 
-export function decodeRecord(record: SourceRecord): DecodedRecord {
+/**
+ * Larger events are dead-lettered: re-keyed with their group they would exceed what the broker
+ * takes in one record (1 MiB by default) and stop the partition.
+ */
+export const MAX_EVENT_BYTES = 512 * 1024;
+
+export function decodeRecord(
+  topic: string,
+  partition: number,
+  record: SourceMessage,
+): DecodedRecord {
+  if (record.value !== null && record.value.length > MAX_EVENT_BYTES) {
+    const reason = `the event is ${record.value.length} bytes; at most ${MAX_EVENT_BYTES} are processed`;
+    return deadLettered(topic, partition, record, reason);
+  }
   const recordTime = Number(record.timestamp);
   // Node's native UTF-8 check and decoder are several times faster than a fatal TextDecoder.
   const text =
@@ -37,15 +50,24 @@ export function decodeRecord(record: SourceRecord): DecodedRecord {
         ? ({ ok: false, reason: 'the record value is not valid UTF-8' } as const)
         : decodeEvent(text, Number.isFinite(recordTime) ? recordTime : undefined);
   if (decoded.ok) return { ok: true, event: decoded.event, text: text! };
+  return deadLettered(topic, partition, record, decoded.reason);
+}
+
+function deadLettered(
+  topic: string,
+  partition: number,
+  record: SourceMessage,
+  reason: string,
+): DecodedRecord {
   return {
     ok: false,
     deadLetter: {
       key: record.key,
       value: record.value,
       headers: {
-        [DLQ_HEADERS.error]: decoded.reason,
-        [DLQ_HEADERS.sourceTopic]: record.topic,
-        [DLQ_HEADERS.sourcePartition]: String(record.partition),
+        [DLQ_HEADERS.error]: reason,
+        [DLQ_HEADERS.sourceTopic]: topic,
+        [DLQ_HEADERS.sourcePartition]: String(partition),
         [DLQ_HEADERS.sourceOffset]: record.offset,
       },
     },

@@ -1,7 +1,14 @@
 // One input partition's unit of work (DESIGN §5): its own transactional producer, whose id
 // `<group>.<topic>.<partition>` is the EOS-v1 scheme that lets a new owner fence a zombie; the
 // records a batch produces, the state changes it makes and its consumer offset commit together.
-import type { Kafka, Message, PartitionOffset, Producer, Transaction } from 'kafkajs';
+import type {
+  Kafka,
+  Message,
+  PartitionOffset,
+  Producer,
+  TopicMessages,
+  Transaction,
+} from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -113,8 +120,9 @@ export abstract class PartitionTask {
       createPartitioner: Partitioners.DefaultPartitioner,
       // The broker answers CONCURRENT_TRANSACTIONS to the first write after a commit until the
       // markers are down (milliseconds); kafkajs' default first backoff (300 ms) would stall.
-      // A send that still fails breaks the task, which restarts from its last commit.
-      retry: { initialRetryTime: 20, maxRetryTime: 1000 },
+      // Retriable errors are retried for as long as they last (a broker away): giving up would
+      // only restart the task against the same broker.
+      retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: Number.MAX_SAFE_INTEGER },
     });
     this.producer = producer;
     await producer.connect();
@@ -202,11 +210,12 @@ export abstract class PartitionTask {
 
   private flush(): void {
     if (this.pending.size === 0) return;
-    const topicMessages = [...this.pending].map(([topic, messages]) => ({ topic, messages }));
+    const requests = chunked(this.pending);
     this.pending.clear();
     this.dirty = true;
     this.call(async () => {
-      await (await this.currentTransaction()).sendBatch({ topicMessages });
+      const transaction = await this.currentTransaction();
+      for (const topicMessages of requests) await transaction.sendBatch({ topicMessages });
     });
   }
 
@@ -287,4 +296,39 @@ export abstract class PartitionTask {
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+/**
+ * kafkajs puts all of a request's records for one partition into one record batch, which the
+ * broker refuses above `max.message.bytes` (1 MiB by default): requests are cut well below that
+ * (string lengths count UTF-16 units, at most 3 UTF-8 bytes each).
+ */
+const REQUEST_BYTES = 256 * 1024;
+
+function chunked(pending: Map<string, Message[]>): TopicMessages[][] {
+  const requests: TopicMessages[][] = [];
+  let request: TopicMessages[] = [];
+  let bytes = 0;
+  for (const [topic, messages] of pending) {
+    let current: Message[] = [];
+    request.push({ topic, messages: current });
+    for (const message of messages) {
+      const size = sizeOf(message.key) + sizeOf(message.value) + 64;
+      if (bytes + size > REQUEST_BYTES && bytes > 0) {
+        requests.push(request);
+        current = [];
+        request = [{ topic, messages: current }];
+        bytes = 0;
+      }
+      current.push(message);
+      bytes += size;
+    }
+  }
+  requests.push(request);
+  return requests.map((topics) => topics.filter((t) => t.messages.length > 0));
+}
+
+function sizeOf(value: Message['value'] | Message['key']): number {
+  if (value === null || value === undefined) return 0;
+  return value.length;
 }

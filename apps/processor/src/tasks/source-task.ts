@@ -78,14 +78,7 @@ export class SourceTask extends PartitionTask {
   protected handle(messages: InputMessage[]): void {
     const runners = this.runners;
     for (const message of messages) {
-      const decoded = decodeRecord({
-        topic: this.topic,
-        partition: this.partition,
-        offset: message.offset,
-        key: message.key,
-        value: message.value,
-        timestamp: message.timestamp,
-      });
+      const decoded = decodeRecord(this.topic, this.partition, message);
       if (!decoded.ok) {
         this.source.metrics.deadLetters.inc();
         this.send(this.source.dlqTopic, decoded.deadLetter);

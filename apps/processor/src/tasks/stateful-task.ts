@@ -191,7 +191,9 @@ export class StatefulTask extends PartitionTask {
         result: (key: string, record: ReduceResult | WindowResult) =>
           this.send(this.pipeline!.topics.output, { key, value: JSON.stringify(record) }),
         late: (key: string, record: LateRecord) => {
-          record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
+          // A late event's payload is parsed only now; a late partial carries its own summary.
+          if (record.event === NOT_PARSED)
+            record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
           this.send(this.pipeline!.topics.late, { key, value: JSON.stringify(record) });
         },
       },
