@@ -1,6 +1,5 @@
 // A stateful partition's changelog (DESIGN §5): compacted, one record per state key, the value
 // tagged with the pipeline's state epoch so that state of an earlier epoch is never restored.
-import type { StateEntry } from '@sluice/operators';
 
 /** Keys of the upstream partitions' announced event times; stage keys never start like this. */
 const UPSTREAM_PREFIX = '~upstream|';
@@ -13,34 +12,36 @@ export function encodeChangelogValue(epoch: string, value: unknown): string | nu
   return value === null || value === undefined ? null : JSON.stringify({ e: epoch, v: value });
 }
 
-export interface RestoredState {
-  stage: StateEntry[];
-  /** Upstream partition → the largest event time it announced. */
-  upstreams: Map<string, number>;
-}
+export type ChangelogEntry =
+  | { kind: 'upstream'; upstream: string; time: number | undefined }
+  | { kind: 'state'; key: string; value: unknown };
 
 /**
- * The state of one epoch from a changelog's latest records per key (a tombstone removes a key;
- * a record of another epoch is not this state's).
+ * One changelog record, read in log order while restoring. A tombstone, a record of another
+ * epoch and a record that is not ours all remove the key: whatever was restored for it earlier
+ * is not this epoch's state any more.
  */
-export function stateOfEpoch(latest: Map<string, string | null>, epoch: string): RestoredState {
-  const stage: StateEntry[] = [];
-  const upstreams = new Map<string, number>();
-  for (const [key, raw] of latest) {
-    if (raw === null) continue;
-    let record: { e?: unknown; v?: unknown };
+export function decodeChangelogEntry(
+  key: string,
+  raw: string | null,
+  epoch: string,
+): ChangelogEntry {
+  let value: unknown = null;
+  if (raw !== null) {
     try {
-      record = JSON.parse(raw) as { e?: unknown; v?: unknown };
+      const record = JSON.parse(raw) as { e?: unknown; v?: unknown };
+      if (record.e === epoch && record.v !== undefined) value = record.v;
     } catch {
-      continue;
-    }
-    if (record.e !== epoch || record.v === undefined || record.v === null) continue;
-    if (key.startsWith(UPSTREAM_PREFIX)) {
-      const time = (record.v as { t?: unknown }).t;
-      if (typeof time === 'number') upstreams.set(key.slice(UPSTREAM_PREFIX.length), time);
-    } else {
-      stage.push({ key, value: record.v });
+      value = null;
     }
   }
-  return { stage, upstreams };
+  if (key.startsWith(UPSTREAM_PREFIX)) {
+    const time = (value as { t?: unknown } | null)?.t;
+    return {
+      kind: 'upstream',
+      upstream: key.slice(UPSTREAM_PREFIX.length),
+      time: typeof time === 'number' ? time : undefined,
+    };
+  }
+  return { kind: 'state', key, value };
 }

@@ -4,12 +4,16 @@
 // to the same partition of the changelog, all in the task's transaction.
 import { readTopicToEnd } from '@sluice/kafka';
 import type { ReduceResult, WindowResult } from '@sluice/contracts';
-import type { LateRecord, StageInput, StatefulStage } from '@sluice/operators';
+import type { LateRecord, StageInput, StatefulStage, StateEntry } from '@sluice/operators';
 
 import type { ActivePipeline } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
 import { decodeRepartitionRecord } from '../repartition/repartition-records';
-import { encodeChangelogValue, stateOfEpoch, upstreamKey } from '../state/changelog-records';
+import {
+  decodeChangelogEntry,
+  encodeChangelogValue,
+  upstreamKey,
+} from '../state/changelog-records';
 import { PartitionTask } from './partition-task';
 import type { InputMessage, TaskContext } from './partition-task';
 
@@ -65,18 +69,30 @@ export class StatefulTask extends PartitionTask {
     if (!pipeline?.topics.changelog) return;
 
     const started = process.hrtime.bigint();
-    const latest = new Map<string, string | null>();
+    const stage = this.stage!;
+    const epoch = pipeline.epoch;
+    // Applied in log order as it is read, a batch at a time: no copy of the whole changelog.
+    let entries: StateEntry[] = [];
     const count = await readTopicToEnd(
       this.stateful.kafka,
       pipeline.topics.changelog,
       (record) => {
-        if (record.key !== null) latest.set(record.key, record.value);
+        if (record.key === null) return;
+        const entry = decodeChangelogEntry(record.key, record.value, epoch);
+        if (entry.kind === 'state') entries.push(entry);
+        else if (entry.time === undefined) this.announced.delete(entry.upstream);
+        else this.announced.set(entry.upstream, entry.time);
       },
-      { partitions: [this.partition], timeoutMs: 120_000 },
+      {
+        partitions: [this.partition],
+        timeoutMs: 120_000,
+        onBatch: async () => {
+          stage.restore(entries);
+          entries = [];
+        },
+      },
     );
-    const restored = stateOfEpoch(latest, pipeline.epoch);
-    this.stage!.restore(restored.stage);
-    for (const [upstream, time] of restored.upstreams) this.announced.set(upstream, time);
+    stage.restore(entries);
     this.watermarkInput = this.upstreamMinimum();
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.stateful.metrics.restoreSeconds.observe({ pipeline: pipeline.id }, seconds);
