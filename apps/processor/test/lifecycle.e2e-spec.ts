@@ -135,6 +135,22 @@ describe('pipelines changing while events flow', () => {
     expect(fromC.every((r) => (r.value as EventEnvelope).payload['region'] === 'UK')).toBe(true);
     expect(fromC.every((r) => (r.value as EventEnvelope).payload['currency'] !== 'GBP')).toBe(true);
 
+    // A straggler for day 2, whose window fired when the day-6 ticks passed: late, not lost.
+    const straggler = orderEvent(new Date(day(2, 12)).toISOString(), {
+      id: 'straggler',
+      entity: 'order-late',
+      total: 99,
+    });
+    await cluster.produce([straggler]);
+    const late = await cluster.read(`${revenue.output}.late`, 1);
+    expect(late).toHaveLength(1);
+    expect(late[0]!.value).toMatchObject({
+      pipeline_id: revenue.id,
+      group: 'gbp',
+      event_time: '2026-11-02T12:00:00.000Z',
+      event: { id: 'straggler', payload: { total: 99 } },
+    });
+
     // Delete: nothing more comes out.
     await cluster.deletePipeline(stateless.id);
     await replica.waitForLog({ msg: 'pipeline deleted', pipeline_id: stateless.id });
