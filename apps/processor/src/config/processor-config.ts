@@ -1,25 +1,24 @@
-// The processor's configuration (DESIGN §7), validated once at boot with class-validator, the
-// same way as the admin's: a bad environment stops the replica with every problem listed.
+// The processor's configuration (DESIGN §7), read and validated like the admin's: a bad
+// environment stops the replica with every problem listed.
 import { hostname } from 'node:os';
 
-import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min, validateSync } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 
-const trimmed = ({ value }: { value: unknown }) =>
-  typeof value === 'string' ? value.trim() : value;
-const integer = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+import {
+  ConfigurationError,
+  integer,
+  listOf,
+  loadEnvironment,
+  ServiceEnvironment,
+  trimmed,
+} from '@sluice/config';
+
+export { ConfigurationError };
 
 const NAME = /^[a-zA-Z0-9._-]+$/;
 
-export class ProcessorEnvironment {
-  @IsOptional()
-  @Transform(trimmed)
-  @Matches(/^\s*[^\s:,]+:\d{1,5}(\s*,\s*[^\s:,]+:\d{1,5})*\s*$/, {
-    message: 'KAFKA_BROKERS must be a comma-separated list of host:port',
-  })
-  KAFKA_BROKERS: string = '127.0.0.1:9092';
-
+export class ProcessorEnvironment extends ServiceEnvironment {
   @IsOptional()
   @Transform(trimmed)
   @Matches(/^\s*[a-zA-Z0-9._-]+(\s*,\s*[a-zA-Z0-9._-]+)*\s*$/, {
@@ -43,18 +42,6 @@ export class ProcessorEnvironment {
   @Min(0)
   @Max(65535)
   METRICS_PORT: number = 9464;
-
-  @IsOptional()
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-  LOG_LEVEL: string = 'info';
-
-  @IsOptional()
-  @IsIn(['json', 'pretty'])
-  LOG_FORMAT: string = 'json';
-
-  @IsOptional()
-  @Matches(NAME, { message: 'SLUICE_TOPIC_PREFIX may hold letters, digits, ., _ and -' })
-  SLUICE_TOPIC_PREFIX: string = 'sluice';
 
   /** How long a transaction collects batches before it commits (DESIGN: about 100 ms). */
   @IsOptional()
@@ -99,31 +86,11 @@ export interface ProcessorConfig {
   sessionTimeoutMs: number;
 }
 
-export class ConfigurationError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
-}
-
-const list = (value: string) =>
-  value
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item.length > 0);
-
 export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): ProcessorConfig {
-  const known = Object.keys(new ProcessorEnvironment());
-  const input = Object.fromEntries(
-    known.filter((key) => env[key] !== undefined && env[key] !== '').map((key) => [key, env[key]]),
-  );
-  const parsed = plainToInstance(ProcessorEnvironment, input, { exposeDefaultValues: true });
-  const errors = validateSync(parsed, { forbidUnknownValues: false });
-  if (errors.length > 0) {
-    throw new ConfigurationError(errors.flatMap((error) => Object.values(error.constraints ?? {})));
-  }
+  const parsed = loadEnvironment(ProcessorEnvironment, env);
   return {
-    kafkaBrokers: list(parsed.KAFKA_BROKERS),
-    sourceTopics: list(parsed.SOURCE_TOPICS),
+    kafkaBrokers: listOf(parsed.KAFKA_BROKERS),
+    sourceTopics: listOf(parsed.SOURCE_TOPICS),
     consumerGroup: parsed.CONSUMER_GROUP,
     processorId: parsed.PROCESSOR_ID,
     metricsPort: parsed.METRICS_PORT,

@@ -50,13 +50,7 @@ export class HoppingWindowStage extends WindowStageBase implements StatefulStage
     for (let start = time - (time % this.slide); start + size > time; start -= this.slide) {
       if (start + size <= this.wm) continue;
       landed = true;
-      const cells = this.cellsFor(start);
-      let acc = cells.get(route, group);
-      if (acc === undefined) {
-        acc = this.aggregator.create();
-        cells.set(route, group, acc);
-        this.cellCount += 1;
-      }
+      const acc = this.accFor(start, route, group);
       this.aggregator.add(acc, value);
       if (this.tracking) this.touch(cellKey(start, groupStateKey(route, group)));
       if (this.emitUpdates) this.emitWindow(group, route, start, start + size, acc, false);
@@ -72,6 +66,15 @@ export class HoppingWindowStage extends WindowStageBase implements StatefulStage
       this.emitLatePartial(partial, start, this.wm);
       return;
     }
+    const acc = this.accFor(start, route, group);
+    this.aggregator.merge(acc, partial.acc);
+    if (this.tracking) this.touch(cellKey(start, groupStateKey(route, group)));
+    if (this.emitUpdates) this.emitWindow(group, route, start, start + this.sizeMs, acc, false);
+    this.markActive();
+  }
+
+  /** The accumulator of one (window, route, group), created empty on first use. */
+  private accFor(start: number, route: string | undefined, group: string | null): Accumulator {
     const cells = this.cellsFor(start);
     let acc = cells.get(route, group);
     if (acc === undefined) {
@@ -79,10 +82,7 @@ export class HoppingWindowStage extends WindowStageBase implements StatefulStage
       cells.set(route, group, acc);
       this.cellCount += 1;
     }
-    this.aggregator.merge(acc, partial.acc);
-    if (this.tracking) this.touch(cellKey(start, groupStateKey(route, group)));
-    if (this.emitUpdates) this.emitWindow(group, route, start, start + this.sizeMs, acc, false);
-    this.markActive();
+    return acc;
   }
 
   private cellsFor(start: number): GroupTable<Accumulator> {

@@ -1,0 +1,8 @@
+export {
+  ConfigurationError,
+  integer,
+  listOf,
+  loadEnvironment,
+  ServiceEnvironment,
+  trimmed,
+} from './environment';
