@@ -58,7 +58,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
         code === 'payload_too_large'
           ? 'the request body is larger than 1 MiB'
           : (exception as Error).message;
-      return { error: code, message, details: [] };
+      // A body that is not JSON at all is wrong at its root.
+      const details = code === 'invalid_body' ? [{ path: '$', message }] : [];
+      return { error: code, message, details };
     }
     if (exception instanceof HttpException) {
       const code = HTTP_STATUS_CODES[exception.getStatus()];

@@ -9,20 +9,16 @@ import { DomainError } from '../errors/domain-error';
  */
 export function bodyDocument(body: unknown): unknown {
   if (body === undefined || body === null || body === '') {
-    throw new DomainError(
-      'invalid_body',
-      'the request has no body; send a pipeline definition as JSON or YAML',
-    );
+    const message = 'the request has no body; send a pipeline definition as JSON or YAML';
+    throw new DomainError('invalid_body', message, [{ path: '$', message }]);
   }
   if (typeof body !== 'string') return body;
   const parsed = parseDefinitionText(body, 'yaml');
   if (!parsed.ok)
     throw new DomainError('invalid_body', 'the body is not valid YAML', parsed.errors);
   if (parsed.documents.length !== 1) {
-    throw new DomainError(
-      'invalid_body',
-      `expected one definition, found ${parsed.documents.length} YAML documents`,
-    );
+    const message = `expected one definition, found ${parsed.documents.length} YAML documents`;
+    throw new DomainError('invalid_body', message, [{ path: '$', message }]);
   }
   return parsed.documents[0];
 }

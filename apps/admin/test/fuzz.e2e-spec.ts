@@ -1,0 +1,216 @@
+// Bad input against the real admin (issue: proof under failure): thousands of random and mutated
+// definitions are each either accepted or refused with a 400 naming a JSON path, never a 500;
+// a token that is wrong, missing or rotated away is always a 401.
+import { randomUUID } from 'node:crypto';
+
+import fc from 'fast-check';
+
+import {
+  client,
+  dailyRevenue,
+  freshDatabase,
+  startAdmin,
+  topicPrefix,
+} from './support/admin-harness';
+import type { RunningAdmin } from './support/admin-harness';
+
+const RUNS = Number(process.env['SLUICE_FUZZ_RUNS'] ?? 10_000);
+
+/** Valid definitions of every operator, the seeds the mutations start from. */
+const seeds: Array<Record<string, unknown>> = [
+  dailyRevenue(),
+  {
+    name: 'fraud router',
+    source_event_types: ['payment.made'],
+    operators: [
+      { type: 'filter', field: 'amount', op: 'gte', value: 1000 },
+      { type: 'map', field: 'country', transform: 'uppercase' },
+      { type: 'branch', field: 'country', branches: { GB: 'uk', FR: 'eu' } },
+      { type: 'enrich', source: 'customers', key: '$.entity_id', fields: ['tier'] },
+    ],
+    output: 'suspicious',
+  },
+  {
+    name: 'sessions',
+    operators: [
+      {
+        type: 'window',
+        config: {
+          window_type: 'session',
+          session_timeout_seconds: 1800,
+          allowed_lateness_seconds: 60,
+          idle_timeout_seconds: 300,
+        },
+        aggregation: {
+          type: 'reduce',
+          field: 'n',
+          function: 'count',
+          group_by: ['$.entity_id', 'page'],
+        },
+        emit: 'update',
+      },
+    ],
+    output: 'sessions',
+  },
+  {
+    name: 'sliding',
+    operators: [
+      {
+        type: 'window',
+        config: { window_type: 'sliding', size_seconds: 600, slide_seconds: 60 },
+        aggregation: { type: 'reduce', field: 'v', function: 'avg' },
+      },
+    ],
+    output: 'averages',
+    on_missing: 'skip',
+  },
+];
+
+type Json = unknown;
+
+/** Every path (as keys) to a value inside a JSON document. */
+function paths(value: Json, prefix: Array<string | number> = []): Array<Array<string | number>> {
+  const here = [prefix];
+  if (Array.isArray(value))
+    return here.concat(...value.map((item, i) => paths(item, [...prefix, i])));
+  if (value !== null && typeof value === 'object')
+    return here.concat(
+      ...Object.entries(value as Record<string, Json>).map(([key, item]) =>
+        paths(item, [...prefix, key]),
+      ),
+    );
+  return here;
+}
+
+function mutate(
+  document: Json,
+  at: Array<string | number>,
+  change: (old: Json) => Json | undefined,
+) {
+  const copy = structuredClone(document) as Record<string | number, Json>;
+  if (at.length === 0) return change(copy);
+  let parent: Record<string | number, Json> = copy;
+  for (const key of at.slice(0, -1)) parent = parent[key] as Record<string | number, Json>;
+  const last = at[at.length - 1]!;
+  const next = change(parent[last]);
+  if (next === undefined) {
+    if (Array.isArray(parent)) parent.splice(Number(last), 1);
+    else delete parent[last];
+  } else {
+    parent[last] = next;
+  }
+  return copy;
+}
+
+const oddValue = fc.oneof(
+  fc.jsonValue({ maxDepth: 2 }),
+  fc.constantFrom(-1, 0, 1e308, -0.5, '', 'x'.repeat(300), '$.', '..', null, [], {}),
+);
+
+const mutation = fc.oneof(
+  fc.record({ kind: fc.constant('replace' as const), value: oddValue }),
+  fc.record({ kind: fc.constant('delete' as const) }),
+  fc.record({
+    kind: fc.constant('add-key' as const),
+    key: fc.string({ maxLength: 12 }),
+    value: oddValue,
+  }),
+);
+
+/** A seed with one to three random changes at random places, or plain random JSON. */
+const definitionArb: fc.Arbitrary<Json> = fc.oneof(
+  {
+    weight: 9,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(...seeds),
+        fc.array(fc.tuple(fc.nat(), mutation), { minLength: 1, maxLength: 3 }),
+      )
+      .map(([seed, changes]) => {
+        let document: Json = { ...seed, id: randomUUID() };
+        for (const [pick, change] of changes) {
+          const all = paths(document);
+          const at = all[pick % all.length]!;
+          document = mutate(document, at, (old) => {
+            if (change.kind === 'delete') return undefined;
+            if (change.kind === 'replace') return change.value;
+            if (old !== null && typeof old === 'object' && !Array.isArray(old))
+              return { ...(old as object), [change.key]: change.value };
+            return change.value;
+          });
+        }
+        return document;
+      }),
+  },
+  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+);
+
+describe('admin under bad input', () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let admin: RunningAdmin;
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    admin = await startAdmin({ DATABASE_URL: database.url, SLUICE_TOPIC_PREFIX: topicPrefix() });
+  });
+
+  afterAll(async () => {
+    await admin?.close();
+    await database?.drop();
+  });
+
+  it(`answers ${RUNS} random and mutated definitions with 201 or a 400 naming a path, never a 500`, async () => {
+    const api = client(admin.url);
+    const outcomes = { accepted: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(definitionArb, async (definition) => {
+        const response = await api('POST', '/api/v1/pipelines', definition);
+        if (response.status === 201) {
+          outcomes.accepted += 1;
+          return;
+        }
+        expect(response.status).toBe(400);
+        expect(response.body['error']).toMatch(/^(validation_failed|invalid_body)$/);
+        const details = response.body['details'] as Array<{ path: unknown; message: unknown }>;
+        expect(details.length).toBeGreaterThan(0);
+        for (const detail of details) {
+          expect(typeof detail.path).toBe('string');
+          expect(typeof detail.message).toBe('string');
+        }
+        outcomes.refused += 1;
+      }),
+      { numRuns: RUNS },
+    );
+    // Both sides were exercised: the mutations are neither all harmless nor all fatal.
+    expect(outcomes.accepted).toBeGreaterThan(RUNS / 50);
+    expect(outcomes.refused).toBeGreaterThan(RUNS / 2);
+  });
+
+  it('answers 401 to a token that is missing, wrong, or rotated away', async () => {
+    const paths = [
+      '/api/v1/pipelines',
+      '/api/v1/pipelines/stats',
+      `/api/v1/pipelines/${randomUUID()}`,
+    ];
+    const rotated = await startAdmin({
+      DATABASE_URL: database.url,
+      SLUICE_TOPIC_PREFIX: topicPrefix(),
+      SLUICE_ADMIN_TOKEN: `rotated-${randomUUID()}`,
+    });
+    try {
+      const oldToken = client(rotated.url); // the harness' token: the one before the rotation
+      const missing = client(admin.url, null);
+      const wrong = client(admin.url, `${randomUUID()}${randomUUID()}`);
+      for (const path of paths) {
+        expect((await oldToken('GET', path)).status).toBe(401);
+        expect((await missing('GET', path)).status).toBe(401);
+        expect((await wrong('GET', path)).status).toBe(401);
+      }
+      expect((await client(rotated.url, rotated.config.adminToken)('GET', paths[0]!)).status).toBe(
+        200,
+      );
+    } finally {
+      await rotated.close();
+    }
+  });
+});
