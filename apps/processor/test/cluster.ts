@@ -215,7 +215,10 @@ export class TestCluster {
   }
 
   /** Events keyed by entity, as producers write them; raw strings are sent as they are. */
-  async produce(events: Array<EventEnvelope | string>, options: { chunk?: number } = {}) {
+  async produce(
+    events: Array<EventEnvelope | string | Buffer>,
+    options: { chunk?: number } = {},
+  ): Promise<void> {
     const chunk = options.chunk ?? 5000;
     for (let i = 0; i < events.length; i += chunk) {
       await this.producer!.send({
@@ -223,7 +226,7 @@ export class TestCluster {
         messages: events
           .slice(i, i + chunk)
           .map((event) =>
-            typeof event === 'string'
+            typeof event === 'string' || Buffer.isBuffer(event)
               ? { key: null, value: event }
               : { key: event.entity_id ?? null, value: JSON.stringify(event) },
           ),
