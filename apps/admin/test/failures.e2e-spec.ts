@@ -8,7 +8,7 @@ import { internalTopics } from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
 import { logLevel } from 'kafkajs';
 
-import { OwnBroker } from './support/own-broker';
+import { OwnBroker } from '@sluice/kafka/testing';
 import {
   client,
   dailyRevenue,

@@ -138,12 +138,22 @@ export class TestCluster {
   private producer: Producer | undefined;
   private readonly replicas = new Set<Replica>();
 
-  constructor(readonly partitions = 6) {
-    this.kafka = createKafka({ clientId: 'processor-e2e', logLevel: logLevel.NOTHING });
+  constructor(
+    readonly partitions = 6,
+    /** A broker of the test's own (`host:port`); the shared one when omitted. */
+    private readonly broker?: string,
+  ) {
+    this.kafka = createKafka({
+      clientId: 'processor-e2e',
+      logLevel: logLevel.NOTHING,
+      ...(broker ? { brokers: [broker] } : {}),
+      retry: { initialRetryTime: 200, retries: 20 },
+    });
   }
 
   env(): Record<string, string> {
     return {
+      ...(this.broker ? { KAFKA_BROKERS: this.broker } : {}),
       SOURCE_TOPICS: this.source,
       CONSUMER_GROUP: this.group,
       SLUICE_TOPIC_PREFIX: this.prefix,

@@ -68,3 +68,4 @@ export async function readTopic(
     await consumer.disconnect();
   }
 }
+export { OwnBroker } from './own-broker';

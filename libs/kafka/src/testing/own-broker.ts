@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+// The workspace root, from libs/kafka/src/testing (sources) or libs/kafka/dist/testing (built).
 const root = resolve(__dirname, '../../../..');
 
 /** A Kafka broker of the test's own (port, data dir), which it may stop and start at will. */

@@ -1,0 +1,56 @@
+// The broker goes away mid-stream and comes back (DESIGN §5): replicas ride it out with
+// retries, and the committed output still equals the reference run exactly.
+import { OwnBroker } from '@sluice/kafka/testing';
+import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
+
+import { canonical, reference, TestCluster } from './cluster';
+
+const DAY = 86_400_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a broker restart mid-stream', () => {
+  const broker = new OwnBroker(19_492);
+  let cluster: TestCluster;
+
+  beforeAll(async () => {
+    broker.up();
+    cluster = new TestCluster(6, broker.address);
+    await cluster.setup();
+  });
+
+  afterAll(async () => {
+    await cluster.teardown();
+    broker.destroy();
+  });
+
+  it('loses and duplicates nothing', async () => {
+    const definition = dailyRevenueDefinition({
+      id: '00000000-0000-4000-8000-0000000000e1',
+      output: cluster.output('daily_revenue'),
+    }) as Parameters<TestCluster['putPipeline']>[0];
+    await cluster.putPipeline(definition);
+    const replicas = [await cluster.startReplica('r0'), await cluster.startReplica('r1')];
+    const start = Date.UTC(2026, 10, 1);
+    const orders = generateOrders({ count: 40_000, start, stepMs: (4 * DAY) / 40_000, seed: 11 });
+    const chunks = 8;
+    const size = orders.length / chunks;
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      await cluster.produce(orders.slice(chunk * size, (chunk + 1) * size));
+      if (chunk === 3) {
+        broker.down();
+        await sleep(2000);
+        broker.up();
+      }
+      await sleep(300);
+    }
+    const ticks = await cluster.tickEveryPartition(start + 6 * DAY);
+    const expected = reference(definition, [...orders, ...ticks]);
+    expect(expected.late).toHaveLength(0);
+    const results = await cluster.read(definition.output, expected.results.length, {
+      timeoutMs: 150_000,
+      settleMs: 3000,
+    });
+    expect(canonical(results)).toEqual(canonical(expected.results));
+    for (const replica of replicas) expect(await replica.ready()).toBe(true);
+  });
+});
