@@ -34,6 +34,13 @@ const STATES = Number(args['restore-states']);
 const PARTITIONS = 6;
 const DAY = 86_400_000;
 const MAIN = join(__dirname, '..', 'apps', 'processor', 'dist', 'main.js');
+/**
+ * Extra V8 flags for the replica (`SLUICE_NODE_FLAGS`), to try tunings; pass the same to this
+ * process (`node --… --import tsx bench/e2e.bench.ts`) so the ceiling is measured alike.
+ */
+const NODE_FLAGS = (process.env['SLUICE_NODE_FLAGS'] ?? '')
+  .split(' ')
+  .filter((flag) => flag.length > 0);
 /** Replica logs and CPU profiles (git-ignored). */
 const RESULTS = join(__dirname, 'results');
 
@@ -139,7 +146,7 @@ let nextPort = 19_600;
 function startReplica(id: string, group: string): Replica {
   const metricsPort = nextPort++;
   const profile = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [];
-  const child = spawn(process.execPath, [...profile, MAIN], {
+  const child = spawn(process.execPath, [...profile, ...NODE_FLAGS, MAIN], {
     env: {
       ...process.env,
       SOURCE_TOPICS: `${prefix}.events`,
