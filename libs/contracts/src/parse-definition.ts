@@ -38,10 +38,18 @@ export function parseDefinitionText(text: string, format: DefinitionFormat): Par
     }
   }
   if (errors.length > 0) return { ok: false, errors };
-  return {
-    ok: true,
-    documents: list
-      .map((document) => document.toJS({ maxAliasCount: 100 }))
-      .filter((doc) => doc !== null),
-  };
+  const values: unknown[] = [];
+  for (const document of list) {
+    // Aliases are where well-formed YAML can still fail: one without its anchor throws, and one
+    // inside its own anchor makes a circular value that no JSON consumer can take.
+    try {
+      const value: unknown = document.toJS({ maxAliasCount: 100 });
+      JSON.stringify(value);
+      if (value !== null) values.push(value);
+    } catch (error) {
+      const message = (error as Error).message.split('\n')[0];
+      return { ok: false, errors: [{ path: '$', message: `is not valid YAML: ${message}` }] };
+    }
+  }
+  return { ok: true, documents: values };
 }

@@ -313,6 +313,17 @@ output: daily_revenue
     if (!yaml.ok) expect(yaml.errors[0]!.message).toContain('not valid YAML');
   });
 
+  it('reports aliases without an anchor and circular aliases instead of throwing', () => {
+    // Found by the admin's fuzz test: both were 500s.
+    for (const text of ['*!', 'name: *a', '&a [*a]']) {
+      const parsed = parseDefinitionText(text, 'yaml');
+      expect(parsed).toEqual({
+        ok: false,
+        errors: [{ path: '$', message: expect.stringContaining('not valid YAML') }],
+      });
+    }
+  });
+
   it('tells YAML content types from JSON ones', () => {
     expect(formatOfContentType('application/yaml')).toBe('yaml');
     expect(formatOfContentType('application/x-yaml; charset=utf-8')).toBe('yaml');
