@@ -244,6 +244,14 @@ export class TestCluster {
     }
   }
 
+  /** Events to one source partition, as they are. */
+  async produceTo(partition: number, events: EventEnvelope[]): Promise<void> {
+    await this.producer!.send({
+      topic: this.source,
+      messages: events.map((event) => ({ partition, key: null, value: JSON.stringify(event) })),
+    });
+  }
+
   /** One event per source partition (event time only: no pipeline matches its type). */
   async tickEveryPartition(time: number): Promise<EventEnvelope[]> {
     const ticks: EventEnvelope[] = [];

@@ -192,4 +192,41 @@ describe('pipelines changing while events flow', () => {
     expect(canonical(results)).toEqual(canonical(expected.results));
     expect(results.length).toBeGreaterThanOrEqual(3);
   });
+
+  it('leaves a silent source partition out of the watermark after idle_timeout_seconds', async () => {
+    const hourly: Definition = {
+      id: '00000000-0000-4000-8000-0000000000c4',
+      name: 'hourly count per currency',
+      source_event_types: ['order.placed'],
+      operators: [
+        {
+          type: 'window',
+          config: { window_type: 'tumbling', size_seconds: 3600, idle_timeout_seconds: 2 },
+          aggregation: { type: 'reduce', field: 'total', function: 'count', group_by: 'currency' },
+        },
+      ],
+      output: cluster.output('hourly'),
+    };
+    await cluster.putPipeline(hourly);
+    await replica.waitForLog({ msg: 'pipeline created', pipeline_id: hourly.id });
+    // Partitions 0 and 1 keep flowing (so the stage is never idle as a whole); partition 2 says
+    // nothing. The first hour's window can only close if partition 2 is left out as idle.
+    const base = day(20, 0);
+    let results: unknown[] = [];
+    const deadline = Date.now() + 20_000;
+    for (let i = 0; results.length === 0 && Date.now() < deadline; i++) {
+      const time = base + i * 5 * 60_000; // five minutes of event time per step
+      for (const partition of [0, 1])
+        await cluster.produceTo(partition, [
+          orderEvent(time, { id: `h-${partition}-${i}`, currency: 'gbp' }),
+        ]);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      if (i % 8 === 7)
+        results = await cluster.read(hourly.output, 1, { timeoutMs: 1, settleMs: 300 });
+    }
+    expect(results.length).toBeGreaterThan(0);
+    expect(results[0]).toMatchObject({
+      value: { group: 'gbp', window: { start: new Date(base).toISOString() }, final: true },
+    });
+  });
 });

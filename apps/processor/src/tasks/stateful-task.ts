@@ -32,6 +32,9 @@ export class StatefulTask extends PartitionTask {
   private stage: StatefulStage | undefined;
   private readonly announced = new Map<string, number>();
   private readonly changedUpstreams = new Set<string>();
+  /** Wall-clock time each upstream last moved its event time, for `idle_timeout_seconds`. */
+  private readonly lastAdvance = new Map<string, number>();
+  private openedAt = Date.now();
   private watermarkInput = -Infinity;
   private currentEventJson = '';
   private readonly input: StageInput = {
@@ -64,6 +67,8 @@ export class StatefulTask extends PartitionTask {
     this.epoch = pipeline?.epoch;
     this.announced.clear();
     this.changedUpstreams.clear();
+    this.lastAdvance.clear();
+    this.openedAt = Date.now();
     this.watermarkInput = -Infinity;
     this.stage = pipeline ? this.createStage(pipeline) : undefined;
     if (!pipeline?.topics.changelog) return;
@@ -155,6 +160,8 @@ export class StatefulTask extends PartitionTask {
 
   protected onTick(now: number): void {
     if (!this.stage || !this.pipeline) return;
+    // An upstream may have just become idle: the others alone may now move the watermark.
+    this.advanceWatermark(now);
     this.stage.onWallClock(now);
     this.writeChanges();
   }
@@ -163,17 +170,31 @@ export class StatefulTask extends PartitionTask {
     if (time <= (this.announced.get(upstream) ?? -Infinity)) return;
     this.announced.set(upstream, time);
     this.changedUpstreams.add(upstream);
-    const minimum = this.upstreamMinimum();
+    const now = Date.now();
+    this.lastAdvance.set(upstream, now);
+    this.advanceWatermark(now);
+  }
+
+  private advanceWatermark(now: number): void {
+    const minimum = this.upstreamMinimum(now);
     if (minimum > this.watermarkInput) {
       this.watermarkInput = minimum;
       this.stage!.advanceTo(minimum);
     }
   }
 
-  /** The smallest event time announced over every upstream (-Infinity while one is silent). */
-  private upstreamMinimum(): number {
+  /**
+   * The smallest event time announced over the upstreams (-Infinity while one has announced
+   * nothing). With `idle_timeout_seconds`, an upstream whose time has not moved for that long
+   * (wall clock) is left out, as Flink's idleness does, so one silent source partition does not
+   * hold every window open; when all are idle the stage's own idle flush takes over.
+   */
+  private upstreamMinimum(now = Date.now()): number {
+    const idleMs = this.pipeline?.compiled.stateful?.idleTimeoutMs;
     let minimum = Infinity;
     for (const upstream of this.stateful.upstreams) {
+      if (idleMs !== undefined && now - (this.lastAdvance.get(upstream) ?? this.openedAt) >= idleMs)
+        continue;
       const time = this.announced.get(upstream);
       if (time === undefined) return -Infinity;
       if (time < minimum) minimum = time;
