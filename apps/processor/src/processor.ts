@@ -21,7 +21,7 @@ import type { RegistryChange } from './registry/definition-registry';
 import { RegistryFollower } from './registry/registry-follower';
 import { publishStats } from './stats/stats-reporter';
 import { GlobalTables } from './tables/global-tables';
-import type { PartitionTask, TaskContext } from './tasks/partition-task';
+import type { CommittedOffset, PartitionTask, TaskContext } from './tasks/partition-task';
 import { SourceTask } from './tasks/source-task';
 import { StatefulTask } from './tasks/stateful-task';
 
@@ -331,7 +331,7 @@ export class Processor {
       if (task.needsSync) {
         const seekTo = await task.sync(
           (batch as unknown as { fetchedOffset: string }).fetchedOffset,
-          await this.committed(batch.topic, batch.partition),
+          () => this.committed(batch.topic, batch.partition),
         );
         if (seekTo !== undefined) {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: seekTo });
@@ -423,10 +423,7 @@ export class Processor {
     return task;
   }
 
-  private async committed(
-    topic: string,
-    partition: number,
-  ): Promise<{ offset: string; metadata: string | undefined } | undefined> {
+  private async committed(topic: string, partition: number): Promise<CommittedOffset | undefined> {
     const [offsets] = await this.admin!.fetchOffsets({
       groupId: this.config.consumerGroup,
       topics: [topic],

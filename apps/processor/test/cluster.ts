@@ -170,7 +170,12 @@ export class TestCluster {
       { topic: this.topics.pipelines, numPartitions: 1, compacted: true },
     ]);
     await admin.disconnect();
-    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    // Idempotent, so that a retry during a broker restart cannot duplicate a source event.
+    this.producer = this.kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
     await this.producer.connect();
   }
 
@@ -322,13 +327,10 @@ export class TestCluster {
           });
         },
       });
-      const t0 = Date.now();
       await until(() => records.length >= expected, {
         timeoutMs: options.timeoutMs ?? 90_000,
         what: `${expected} records on ${topic} (have ${records.length})`,
       }).catch(() => undefined);
-      if (process.env['E2E_DEBUG'])
-        console.log(`read ${topic}: ${records.length}/${expected} after ${Date.now() - t0} ms`);
       await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 1500));
       return records;
     } finally {

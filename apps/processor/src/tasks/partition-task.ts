@@ -36,6 +36,11 @@ export interface InputMessage {
   timestamp: string;
 }
 
+export interface CommittedOffset {
+  offset: string;
+  metadata: string | undefined;
+}
+
 export function transactionalId(group: string, topic: string, partition: number): string {
   return `${group}.${topic}.${partition}`;
 }
@@ -137,13 +142,12 @@ export abstract class PartitionTask {
    * from the group's committed offset, so work not committed yet is thrown away and redone.
    * Returns the offset to seek to when the batch that came does not start there.
    */
-  sync(
-    fetchedOffset: string,
-    committed: { offset: string; metadata: string | undefined } | undefined,
-  ): Promise<string | undefined> {
-    const groupOffset = committed?.offset;
+  sync(fetchedOffset: string, readCommitted: () => Promise<CommittedOffset | undefined>) {
     return this.exclusive(async () => {
       await this.producerCalls;
+      if (this.broken) throw new Error('producing failed while the partition was handed over');
+      const committed = await this.settledCommit(readCommitted);
+      const groupOffset = committed?.offset;
       const inSync = this.fresh || (!this.dirty && groupOffset === this.committedOffset);
       if (!inSync) {
         this.logger.info(
@@ -160,6 +164,25 @@ export abstract class PartitionTask {
       this.needsSync = false;
       return groupOffset !== undefined && groupOffset !== fetchedOffset ? groupOffset : undefined;
     });
+  }
+
+  /**
+   * The group's committed offset once it includes this task's own last commit. A transaction's
+   * offsets become visible to OffsetFetch only when its markers are written, a moment after the
+   * commit returns (kafkajs cannot ask for `require_stable`); reading too early would replay
+   * committed records. A previous owner's commits are settled by the fencing in `open`.
+   */
+  private async settledCommit(
+    readCommitted: () => Promise<CommittedOffset | undefined>,
+  ): Promise<CommittedOffset | undefined> {
+    const ours = this.committedOffset;
+    for (let attempt = 0; ; attempt++) {
+      const committed = await readCommitted();
+      const behind =
+        ours !== undefined && (committed === undefined || BigInt(committed.offset) < BigInt(ours));
+      if (!behind || attempt >= 100) return committed;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   processBatch(batch: InputBatch): Promise<void> {

@@ -1,5 +1,9 @@
-// The broker goes away mid-stream and comes back (DESIGN §5): replicas ride it out with
-// retries, and the committed output still equals the reference run exactly.
+// KNOWN ISSUE, not in the CI suite (run it with `npm run test:known-issues`): the broker goes
+// away mid-stream and comes back (DESIGN §5). Replicas ride it out, but in about half the runs
+// some windows of the day being processed at the restart count a few hundred events twice.
+// Two causes were found and fixed (a stale committed offset read right after a commit, and
+// kafkajs letting aborted records through); at least one more remains. This test is the
+// reproduction: it must pass before the exactly-once claim covers broker restarts.
 import { OwnBroker } from '@sluice/kafka/testing';
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 

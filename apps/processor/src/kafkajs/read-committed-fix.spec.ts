@@ -1,0 +1,42 @@
+import { filterAbortedMessages } from './read-committed-fix';
+
+const record = (
+  offset: number,
+  producerId: string,
+  key: number[] | null = null,
+  control = false,
+) => ({
+  offset: String(offset),
+  key: key ? Buffer.from(key) : Buffer.from('k'),
+  isControlRecord: control,
+  batchContext: { producerId, inTransaction: true },
+});
+const abort = (offset: number, producerId: string) =>
+  record(offset, producerId, [0, 0, 0, 0], true);
+const commit = (offset: number, producerId: string) =>
+  record(offset, producerId, [0, 0, 0, 1], true);
+
+describe('filterAbortedMessages', () => {
+  it('drops interleaved aborted transactions whatever order the broker lists them in', () => {
+    // p1 commits 0..1, p2 aborts 2,4, p3 aborts 3,5; the broker lists p3's abort first.
+    const messages = [
+      record(0, 'p1'),
+      commit(1, 'p1'),
+      record(2, 'p2'),
+      record(3, 'p3'),
+      record(4, 'p2'),
+      record(5, 'p3'),
+      abort(6, 'p3'),
+      abort(7, 'p2'),
+      record(8, 'p2'),
+    ];
+    const kept = filterAbortedMessages({
+      messages,
+      abortedTransactions: [
+        { firstOffset: '3', producerId: 'p3' },
+        { firstOffset: '2', producerId: 'p2' },
+      ],
+    }).filter((m) => !m.isControlRecord);
+    expect(kept.map((m) => m.offset)).toEqual(['0', '8']);
+  });
+});
