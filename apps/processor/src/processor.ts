@@ -328,10 +328,17 @@ export class Processor {
     const key = `${batch.topic}/${batch.partition}`;
     try {
       const task = await this.taskFor(batch.topic, batch.partition);
+      const fetchedOffset = (batch as unknown as { fetchedOffset: string }).fetchedOffset;
+      if (task.redelivers(fetchedOffset)) {
+        this.logger.warn(
+          { topic: batch.topic, partition: batch.partition, fetched_offset: fetchedOffset },
+          'the consumer went back without a rebalance; syncing with the committed offset',
+        );
+        task.needsSync = true;
+      }
       if (task.needsSync) {
-        const seekTo = await task.sync(
-          (batch as unknown as { fetchedOffset: string }).fetchedOffset,
-          () => this.committed(batch.topic, batch.partition),
+        const seekTo = await task.sync(fetchedOffset, () =>
+          this.committed(batch.topic, batch.partition),
         );
         if (seekTo !== undefined) {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: seekTo });

@@ -1,9 +1,10 @@
 // KNOWN ISSUE, not in the CI suite (run it with `npm run test:known-issues`): the broker goes
-// away mid-stream and comes back (DESIGN §5). Replicas ride it out, but in about half the runs
+// away mid-stream and comes back (DESIGN §5). Replicas ride it out, but in about 1 run in 5
 // some windows of the day being processed at the restart count a few hundred events twice.
-// Two causes were found and fixed (a stale committed offset read right after a commit, and
-// kafkajs letting aborted records through); at least one more remains. This test is the
-// reproduction: it must pass before the exactly-once claim covers broker restarts.
+// Three causes were found and fixed (a stale committed offset read right after a commit,
+// kafkajs letting aborted records through, the consumer going back without a rebalance); at
+// least one more remains. This test is the reproduction: it must pass reliably before the
+// exactly-once claim covers broker restarts.
 import { OwnBroker } from '@sluice/kafka/testing';
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 

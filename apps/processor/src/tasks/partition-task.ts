@@ -185,6 +185,14 @@ export abstract class PartitionTask {
     }
   }
 
+  /**
+   * Whether a batch fetched from `fetchedOffset` re-delivers records already applied to the
+   * state (the consumer went back without a rebalance): then the task must sync first.
+   */
+  redelivers(fetchedOffset: string): boolean {
+    return this.nextOffset !== undefined && BigInt(fetchedOffset) < BigInt(this.nextOffset);
+  }
+
   processBatch(batch: InputBatch): Promise<void> {
     return this.exclusive(async () => {
       this.refresh();
