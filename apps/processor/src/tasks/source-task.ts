@@ -40,6 +40,7 @@ export class SourceTask extends PartitionTask {
   private announcedBound = Infinity; // unknown until the committed state is adopted
   private readonly upstream: string;
   private current: InputMessage | undefined;
+  /** The current record's JSON as it arrived (re-keyed as it is when no step changed it). */
   private currentText: string | undefined;
 
   constructor(
@@ -171,7 +172,7 @@ export class SourceTask extends PartitionTask {
       downstream: {
         add: (input: StageInput) => {
           if (combiner?.add(input, this.announcedBound - lateness)) return;
-          const eventJson = mutates ? JSON.stringify(input.envelope) : this.recordText();
+          const eventJson = mutates ? JSON.stringify(input.envelope) : this.currentText!;
           this.send(repartition, {
             key: groupStateKey(input.route, input.group),
             value: encodeEvent(epoch, input, eventJson),
@@ -179,11 +180,6 @@ export class SourceTask extends PartitionTask {
         },
       },
     });
-  }
-
-  /** The current record's JSON as it arrived. */
-  private recordText(): string {
-    return this.currentText!;
   }
 
   /** An `error` policy rejected the event: the record goes to the DLQ unchanged (DESIGN §2). */

@@ -44,8 +44,6 @@ export class StatefulTask extends PartitionTask {
     time: 0,
     envelope: NOT_PARSED,
   };
-  /** Records of another epoch (written before a reset or update), dropped. */
-  staleRecords = 0;
 
   constructor(
     topic: string,
@@ -54,11 +52,6 @@ export class StatefulTask extends PartitionTask {
     private readonly pipelineId: string,
   ) {
     super(topic, partition, stateful);
-  }
-
-  /** State entries held (windows, sessions or groups). */
-  size(): number {
-    return this.stage?.size() ?? 0;
   }
 
   protected async rebuild(): Promise<void> {
@@ -136,10 +129,8 @@ export class StatefulTask extends PartitionTask {
     for (const message of messages) {
       if (message.value === null) continue;
       const record = decodeRepartitionRecord(message.value.toString('utf8'));
-      if (record === undefined || record.epoch !== epoch) {
-        this.staleRecords += 1;
-        continue;
-      }
+      // Not ours, or of another epoch (written before a reset or update): dropped.
+      if (record === undefined || record.epoch !== epoch) continue;
       if (record.kind === 'marker') {
         this.onMarker(record.upstream, record.time);
         continue;
