@@ -63,7 +63,21 @@ describe('ApiExceptionFilter', () => {
       code: 'FST_ERR_CTP_INVALID_JSON_BODY',
       statusCode: 400,
     });
-    expect(respond(badJson)).toMatchObject({ statusCode: 400, body: { error: 'invalid_body' } });
+    expect(respond(badJson)).toMatchObject({
+      statusCode: 400,
+      body: { error: 'invalid_body', details: [{ path: '$', message: expect.any(String) }] },
+    });
+    // Fastify's parser refuses `__proto__` keys with a plain 400 (found by the fuzz test).
+    const forbidden = Object.assign(
+      new SyntaxError('Object contains forbidden prototype property'),
+      {
+        statusCode: 400,
+      },
+    );
+    expect(respond(forbidden)).toMatchObject({
+      statusCode: 400,
+      body: { error: 'invalid_body', details: [{ path: '$' }] },
+    });
   });
 
   it('turns anything else into a 500 with the request id and no internals', () => {

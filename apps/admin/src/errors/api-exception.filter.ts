@@ -39,6 +39,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     const body = this.toBody(exception, request);
+    // A body the parser refused (not JSON, a `__proto__` key, …) is wrong at its root: every
+    // 400 about the body names a path, as validation errors do.
+    if (body.error === 'invalid_body' && body.details.length === 0)
+      body.details = [{ path: '$', message: body.message }];
     if (body.error === 'payload_too_large')
       body.message = `the request body is larger than ${BODY_LIMIT_TEXT}`;
     void reply
@@ -58,9 +62,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
         code === 'payload_too_large'
           ? 'the request body is larger than 1 MiB'
           : (exception as Error).message;
-      // A body that is not JSON at all is wrong at its root.
-      const details = code === 'invalid_body' ? [{ path: '$', message }] : [];
-      return { error: code, message, details };
+      return { error: code, message, details: [] };
     }
     if (exception instanceof HttpException) {
       const code = HTTP_STATUS_CODES[exception.getStatus()];

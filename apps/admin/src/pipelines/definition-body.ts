@@ -9,16 +9,20 @@ import { DomainError } from '../errors/domain-error';
  */
 export function bodyDocument(body: unknown): unknown {
   if (body === undefined || body === null || body === '') {
-    const message = 'the request has no body; send a pipeline definition as JSON or YAML';
-    throw new DomainError('invalid_body', message, [{ path: '$', message }]);
+    throw new DomainError(
+      'invalid_body',
+      'the request has no body; send a pipeline definition as JSON or YAML',
+    );
   }
   if (typeof body !== 'string') return body;
   const parsed = parseDefinitionText(body, 'yaml');
   if (!parsed.ok)
     throw new DomainError('invalid_body', 'the body is not valid YAML', parsed.errors);
   if (parsed.documents.length !== 1) {
-    const message = `expected one definition, found ${parsed.documents.length} YAML documents`;
-    throw new DomainError('invalid_body', message, [{ path: '$', message }]);
+    throw new DomainError(
+      'invalid_body',
+      `expected one definition, found ${parsed.documents.length} YAML documents`,
+    );
   }
   return parsed.documents[0];
 }
