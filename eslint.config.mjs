@@ -80,6 +80,7 @@ export default tseslint.config(
               onlyDependOnLibsWithTags: ['scope:processor', 'scope:shared'],
             },
             { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:shared'] },
           ],
         },
       ],

@@ -1,7 +1,7 @@
 // The processor replica's entry point: configuration from the environment (DESIGN §7), metrics
 // and health on METRICS_PORT, a clean hand-over on SIGTERM/SIGINT.
 // First, before anything loads kafkajs.
-import './kafkajs/read-committed-fix';
+import '@sluice/kafka';
 import 'reflect-metadata';
 
 import { ConfigurationError, loadProcessorConfig } from './config/processor-config';

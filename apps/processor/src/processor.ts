@@ -174,8 +174,15 @@ export class Processor {
       this.logger.info({ pipeline_id: change.id }, 'pipeline deleted');
     } else {
       const { stored, compiled } = change.pipeline;
-      for (const operator of stored.operators)
-        if (operator.type === 'enrich') await this.tables.load(operator.source);
+      for (const operator of stored.operators) {
+        if (operator.type !== 'enrich') continue;
+        // A table nobody has written yet is an empty table, not a failed pipeline: enrich
+        // misses until its rows arrive (a Kafka Streams GlobalKTable would refuse to start).
+        await ensureTopics(this.admin!, [
+          { topic: operator.source, numPartitions: this.internalPartitions, compacted: true },
+        ]);
+        await this.tables.load(operator.source);
+      }
       const next = activePipeline(
         stored,
         compiled,

@@ -229,4 +229,47 @@ describe('pipelines changing while events flow', () => {
       value: { group: 'gbp', window: { start: new Date(base).toISOString() }, final: true },
     });
   });
+
+  it('gives every partition a fresh idle timeout when event time resumes after all went idle', async () => {
+    const hourly: Definition = {
+      id: '00000000-0000-4000-8000-0000000000c5',
+      name: 'hourly count after a quiet spell',
+      source_event_types: ['order.placed'],
+      operators: [
+        {
+          type: 'window',
+          config: { window_type: 'tumbling', size_seconds: 3600, idle_timeout_seconds: 3 },
+          aggregation: { type: 'reduce', field: 'total', function: 'count', group_by: 'currency' },
+        },
+      ],
+      output: cluster.output('quiet'),
+    };
+    await cluster.putPipeline(hourly);
+    await replica.waitForLog({ msg: 'pipeline created', pipeline_id: hourly.id });
+    // Every partition has been silent for longer than the timeout. A burst then reaches
+    // partition 0 first with a later hour, and partition 1 a second later with the first hour:
+    // left out as idle, partition 1 would let partition 0 fire the first hour without it.
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    const base = day(21, 0);
+    await cluster.produceTo(0, [orderEvent(base + 2 * 3_600_000, { id: 'q-0', currency: 'eur' })]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await cluster.produceTo(1, [orderEvent(base + 60_000, { id: 'q-1', currency: 'eur' })]);
+    // Nothing more arrives: the idle flush closes both windows, each with its own event.
+    const results = (await cluster.read(hourly.output, 2, { timeoutMs: 20_000 })).sort((a, b) =>
+      JSON.stringify(a.value) < JSON.stringify(b.value) ? -1 : 1,
+    );
+    expect(results.map((r) => r.value as { window: { start: string }; count: number })).toEqual([
+      expect.objectContaining({
+        window: expect.objectContaining({ start: new Date(base).toISOString() }),
+        count: 1,
+      }),
+      expect.objectContaining({
+        window: expect.objectContaining({ start: new Date(base + 2 * 3_600_000).toISOString() }),
+        count: 1,
+      }),
+    ]);
+    expect(await cluster.read(`${hourly.output}.late`, 0, { timeoutMs: 1, settleMs: 500 })).toEqual(
+      [],
+    );
+  });
 });

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { AssignerProtocol } from 'kafkajs';
 import type { Kafka, PartitionAssigner } from 'kafkajs';
 
+import { fetchTopicOffsets } from './retry';
+
 export interface TopicRecord {
   partition: number;
   offset: string;
@@ -34,7 +36,7 @@ export async function readTopicToEnd(
   const groupId = `sluice-reader-${randomUUID()}`;
   try {
     const wanted = options.partitions ? new Set(options.partitions) : undefined;
-    const offsets = await admin.fetchTopicOffsets(topic);
+    const offsets = await fetchTopicOffsets(admin, topic);
     const remaining = new Map(
       offsets
         .filter((p) => (wanted ? wanted.has(p.partition) : true))

@@ -14,7 +14,7 @@ import {
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { validateDefinition } from '@sluice/contracts';
 import type { StoredPipeline, ValidationIssue } from '@sluice/contracts';
-import { runReference } from '@sluice/operators';
+import { lookupTablesFrom, runReference } from '@sluice/operators';
 import type { FastifyReply } from 'fastify';
 
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
@@ -111,6 +111,11 @@ export class PipelinesController {
       properties: {
         pipeline: DEFINITION_SCHEMA,
         events: { type: 'array', items: { type: 'object' } },
+        tables: {
+          type: 'object',
+          description: 'lookup tables for enrich: { <source>: { <key>: { ...record } } }',
+          additionalProperties: { type: 'object', additionalProperties: { type: 'object' } },
+        },
       },
     },
   })
@@ -123,7 +128,7 @@ export class PipelinesController {
         [{ path: '$', message: 'must be object' }],
       );
     }
-    const { pipeline, events, ...rest } = document as Record<string, unknown>;
+    const { pipeline, events, tables, ...rest } = document as Record<string, unknown>;
     const issues: ValidationIssue[] = Object.keys(rest).map((key) => ({
       path: key,
       message: 'is not a known field',
@@ -132,6 +137,7 @@ export class PipelinesController {
       issues.push({ path: 'events', message: 'must be an array of events' });
     else if (events.length > MAX_PREVIEW_EVENTS)
       issues.push({ path: 'events', message: `must hold at most ${MAX_PREVIEW_EVENTS} events` });
+    issues.push(...lookupTableIssues(tables));
     const validation = validateDefinition(pipeline);
     if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
     if (issues.length > 0 || !validation.valid) {
@@ -141,7 +147,9 @@ export class PipelinesController {
         issues,
       );
     }
-    const run = runReference(validation.definition, events as unknown[]);
+    const run = runReference(validation.definition, events as unknown[], {
+      lookups: lookupTablesFrom((tables ?? {}) as PreviewTables),
+    });
     return {
       results: run.results.map((record) => record.value),
       late: run.late.map((record) => record.value),
@@ -274,4 +282,29 @@ function expectedVersion(header: string | undefined): number | undefined {
     );
   }
   return Number(match[1]);
+}
+
+type PreviewTables = Record<string, Record<string, Record<string, unknown>>>;
+
+/** Preview's optional `tables`: what enrich looks up, as the processor's compacted topics hold. */
+function lookupTableIssues(tables: unknown): ValidationIssue[] {
+  if (tables === undefined) return [];
+  if (!isPlainObject(tables)) return [{ path: 'tables', message: 'must be an object of tables' }];
+  const issues: ValidationIssue[] = [];
+  for (const [source, rows] of Object.entries(tables)) {
+    if (!isPlainObject(rows)) {
+      issues.push({ path: `tables.${source}`, message: 'must be an object of records by key' });
+      continue;
+    }
+    for (const [key, row] of Object.entries(rows)) {
+      if (!isPlainObject(row)) {
+        issues.push({ path: `tables.${source}.${key}`, message: 'must be an object (a record)' });
+      }
+    }
+  }
+  return issues;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

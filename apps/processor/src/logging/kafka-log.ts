@@ -10,7 +10,11 @@ export function kafkaLogCreator(logger: Logger): logCreator {
       const { message, ...extra } = log;
       // The broker answers CONCURRENT_TRANSACTIONS to a write right after a commit, and kafkajs
       // retries it (after logging it as an error): expected, so not worth an error line.
-      if (/another concurrent operation on the same transaction/.test(message)) {
+      if (
+        /another concurrent operation on the same transaction/.test(
+          `${message} ${String(extra['error'] ?? '')}`,
+        )
+      ) {
         kafkaLogger.debug(extra, message);
         return;
       }

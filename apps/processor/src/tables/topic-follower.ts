@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { fetchTopicOffsets } from '@sluice/kafka';
 import type { Consumer, Kafka } from 'kafkajs';
 
 export type FollowedRecord = (key: string, value: string | null) => void;
@@ -26,7 +27,7 @@ export class TopicFollower {
     let ends: Map<number, bigint>;
     try {
       ends = new Map(
-        (await admin.fetchTopicOffsets(this.topic))
+        (await fetchTopicOffsets(admin, this.topic))
           .filter((p) => BigInt(p.high) > BigInt(p.low))
           .map((p) => [p.partition, BigInt(p.high)]),
       );

@@ -35,6 +35,8 @@ export class StatefulTask extends PartitionTask {
   /** Wall-clock time each upstream last moved its event time, for `idle_timeout_seconds`. */
   private readonly lastAdvance = new Map<string, number>();
   private openedAt = Date.now();
+  /** When event time last resumed after every upstream had gone idle (see upstreamMinimum). */
+  private wokeAt = -Infinity;
   private watermarkInput = -Infinity;
   private currentEventJson = '';
   private readonly input: StageInput = {
@@ -62,6 +64,7 @@ export class StatefulTask extends PartitionTask {
     this.changedUpstreams.clear();
     this.lastAdvance.clear();
     this.openedAt = Date.now();
+    this.wokeAt = -Infinity;
     this.watermarkInput = -Infinity;
     this.stage = pipeline ? this.createStage(pipeline) : undefined;
     if (!pipeline?.topics.changelog) return;
@@ -162,6 +165,7 @@ export class StatefulTask extends PartitionTask {
     this.announced.set(upstream, time);
     this.changedUpstreams.add(upstream);
     const now = Date.now();
+    if (this.allIdle(now)) this.wokeAt = now;
     this.lastAdvance.set(upstream, now);
     this.advanceWatermark(now);
   }
@@ -179,18 +183,33 @@ export class StatefulTask extends PartitionTask {
    * nothing). With `idle_timeout_seconds`, an upstream whose time has not moved for that long
    * (wall clock) is left out, as Flink's idleness does, so one silent source partition does not
    * hold every window open; when all are idle the stage's own idle flush takes over.
+   *
+   * Unlike Flink, when time resumes after every upstream was idle, each upstream gets a fresh
+   * timeout before it is left out again: a burst produced to all partitions at once reaches
+   * them one fetch after another, and the first one alone must not fire windows that the
+   * others' events still belong to (they would all be late).
    */
   private upstreamMinimum(now = Date.now()): number {
-    const idleMs = this.pipeline?.compiled.stateful?.idleTimeoutMs;
     let minimum = Infinity;
     for (const upstream of this.stateful.upstreams) {
-      if (idleMs !== undefined && now - (this.lastAdvance.get(upstream) ?? this.openedAt) >= idleMs)
-        continue;
+      if (this.isIdle(upstream, now)) continue;
       const time = this.announced.get(upstream);
       if (time === undefined) return -Infinity;
       if (time < minimum) minimum = time;
     }
     return minimum === Infinity ? -Infinity : minimum;
+  }
+
+  private isIdle(upstream: string, now: number): boolean {
+    const idleMs = this.pipeline?.compiled.stateful?.idleTimeoutMs;
+    if (idleMs === undefined) return false;
+    const since = Math.max(this.lastAdvance.get(upstream) ?? this.openedAt, this.wokeAt);
+    return now - since >= idleMs;
+  }
+
+  private allIdle(now: number): boolean {
+    for (const upstream of this.stateful.upstreams) if (!this.isIdle(upstream, now)) return false;
+    return true;
   }
 
   /**

@@ -4,7 +4,9 @@
 // repartition partition) an aborted transaction can be missed and its records delivered to a
 // read_committed consumer, which is double counting after a failure. This replaces that one
 // module with the Java consumer's rule (every aborted transaction whose first offset is reached
-// is entered, in first-offset order) before kafkajs loads it. Imported first by main.ts.
+// is entered, in first-offset order) before kafkajs loads it. The package's index imports it
+// first, so every Sluice process that reads through @sluice/kafka gets the fix; an app that
+// imports kafkajs itself imports '@sluice/kafka' before it.
 import { createRequire } from 'node:module';
 import Module from 'node:module';
 

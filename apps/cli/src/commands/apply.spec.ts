@@ -1,0 +1,82 @@
+import type { StoredPipeline } from '@sluice/contracts';
+import { dailyRevenueDefinition } from '@sluice/operators/testing';
+
+import { CliError } from '../errors';
+import { planApply } from './apply';
+import { validateDocuments } from './validate';
+
+const stored = (overrides: Partial<StoredPipeline> = {}): StoredPipeline => ({
+  ...validateDocuments([{ origin: 'x', document: dailyRevenueDefinition() }])[0]!.definition,
+  version: 3,
+  reset_generation: 0,
+  created_at: '2026-11-01T00:00:00.000Z',
+  updated_at: '2026-11-01T00:00:00.000Z',
+  ...overrides,
+});
+
+describe('planApply', () => {
+  it('matches by id when given, else by name; same content is unchanged whatever the key order', () => {
+    const { id: _id, ...withoutId } = dailyRevenueDefinition();
+    // The same definition with its keys in reverse order, as a YAML file might have them.
+    const reordered = Object.fromEntries(Object.entries(dailyRevenueDefinition()).reverse());
+    const documents = validateDocuments([
+      { origin: 'a.yaml', document: withoutId },
+      {
+        origin: 'b.yaml',
+        document: {
+          ...dailyRevenueDefinition({ id: '00000000-0000-4000-8000-00000000000b', name: 'other' }),
+        },
+      },
+    ]);
+    const plan = planApply(documents, [stored()]);
+    expect(plan.map((a) => a.kind)).toEqual(['unchanged', 'create']);
+    expect(
+      planApply(validateDocuments([{ origin: 'c', document: reordered }]), [stored()])[0]!.kind,
+    ).toBe('unchanged');
+  });
+
+  it('plans an update when any content field differs', () => {
+    const documents = validateDocuments([
+      { origin: 'a', document: dailyRevenueDefinition({ output: 'elsewhere' }) },
+    ]);
+    const [action] = planApply(documents, [stored()]);
+    expect(action).toMatchObject({ kind: 'update', current: { version: 3 } });
+  });
+
+  it('refuses a name shared by two pipelines, and a document given twice', () => {
+    const { id: _id, ...withoutId } = dailyRevenueDefinition();
+    const twins = [stored(), stored({ id: '00000000-0000-4000-8000-0000000000ff' })];
+    expect(() =>
+      planApply(validateDocuments([{ origin: 'a', document: withoutId }]), twins),
+    ).toThrow(/2 pipelines are named "daily-revenue"; give the id/);
+    const twice = validateDocuments([
+      { origin: 'a', document: withoutId },
+      { origin: 'b', document: withoutId },
+    ]);
+    expect(() => planApply(twice, [])).toThrow(CliError);
+  });
+});
+
+describe('validateDocuments', () => {
+  it('reports every problem of every document with its origin and JSON path', () => {
+    const attempt = () =>
+      validateDocuments([
+        { origin: 'one.yaml', document: { ...dailyRevenueDefinition(), colour: 'red' } },
+        {
+          origin: 'two.yaml#2',
+          document: dailyRevenueDefinition({ operators: [{ type: 'teleport' }] as never }),
+        },
+      ]);
+    expect(attempt).toThrow('2 of 2 definitions are invalid');
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as CliError).details).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^one\.yaml: colour: /),
+          expect.stringMatching(/^two\.yaml#2: operators/),
+        ]),
+      );
+    }
+  });
+});

@@ -1,0 +1,102 @@
+import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
+
+import type { AdminClient } from '../admin-client';
+import { CliError } from '../errors';
+import type { Printer } from '../output/printer';
+import { listPipelines } from '../pipelines';
+import type { ValidDocument } from './validate';
+
+export type ApplyAction =
+  | { kind: 'create'; document: ValidDocument }
+  | { kind: 'update'; document: ValidDocument; current: StoredPipeline }
+  | { kind: 'unchanged'; document: ValidDocument; current: StoredPipeline };
+
+/**
+ * What `apply` will do, decided before anything changes: a document with an id targets that
+ * pipeline; one without targets the pipeline of the same name (as kubectl matches by name).
+ */
+export function planApply(
+  documents: readonly ValidDocument[],
+  existing: readonly StoredPipeline[],
+): ApplyAction[] {
+  const seen = new Set<string>();
+  return documents.map((document) => {
+    const identity = document.givenId ?? `name:${document.definition.name}`;
+    if (seen.has(identity)) {
+      throw new CliError(`${document.origin}: pipeline/${document.definition.name} is given twice`);
+    }
+    seen.add(identity);
+    const candidates = document.givenId
+      ? existing.filter((p) => p.id === document.givenId)
+      : existing.filter((p) => p.name === document.definition.name);
+    if (candidates.length > 1) {
+      throw new CliError(
+        `${document.origin}: ${candidates.length} pipelines are named "${document.definition.name}"; give the id`,
+        candidates.map((p) => p.id),
+      );
+    }
+    const current = candidates[0];
+    if (!current) return { kind: 'create', document };
+    return sameContent(current, document.definition)
+      ? { kind: 'unchanged', document, current }
+      : { kind: 'update', document, current };
+  });
+}
+
+export async function runApply(
+  admin: AdminClient,
+  documents: readonly ValidDocument[],
+  options: { dryRun: boolean },
+  out: Printer,
+): Promise<void> {
+  const actions = planApply(documents, await listPipelines(admin));
+  const suffix = options.dryRun ? ' (dry run)' : '';
+  for (const action of actions) {
+    const name = `pipeline/${action.document.definition.name}`;
+    if (action.kind === 'unchanged') {
+      out.line(`${name} unchanged${suffix}`);
+      continue;
+    }
+    if (options.dryRun) {
+      out.line(`${name} ${action.kind === 'create' ? 'created' : 'configured'}${suffix}`);
+      continue;
+    }
+    if (action.kind === 'create') {
+      const { body } = await admin.request<{ pipeline_id: string; version: number }>(
+        'POST',
+        '/pipelines',
+        { body: action.document.document },
+      );
+      out.line(`${name} created (id ${body.pipeline_id}, version ${body.version})`);
+    } else {
+      const { id, version } = action.current;
+      const { body } = await admin.request<{ version: number }>('PUT', `/pipelines/${id}`, {
+        body: { ...(action.document.document as object), id },
+        headers: { 'if-match': String(version) },
+      });
+      out.line(`${name} configured (version ${version} → ${body.version})`);
+    }
+  }
+}
+
+const CONTENT_FIELDS = [
+  'name',
+  'description',
+  'source_event_types',
+  'operators',
+  'enabled',
+  'output',
+] as const satisfies readonly (keyof PipelineDefinition)[];
+
+function sameContent(current: StoredPipeline, wanted: PipelineDefinition): boolean {
+  return CONTENT_FIELDS.every((field) => canonical(current[field]) === canonical(wanted[field]));
+}
+
+/** JSON with sorted keys, so that key order (YAML vs the stored JSON) is no difference. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}

@@ -1,0 +1,56 @@
+import type { StoredPipeline } from '@sluice/contracts';
+
+import type { AdminClient } from '../admin-client';
+import type { OutputFormat, Printer } from '../output/printer';
+import { age, renderStructured, renderTable } from '../output/printer';
+import { findPipeline, listPipelines } from '../pipelines';
+
+export async function runGet(
+  admin: AdminClient,
+  reference: string | undefined,
+  format: OutputFormat,
+  out: Printer,
+): Promise<void> {
+  const pipelines = reference ? [await findPipeline(admin, reference)] : await listPipelines(admin);
+  if (format !== 'table') {
+    out.line(renderStructured(reference ? pipelines[0] : pipelines, format));
+    return;
+  }
+  if (pipelines.length === 0) {
+    out.line('No pipelines yet: sluice apply -f <file|dir> creates them.');
+    return;
+  }
+  out.line(pipelineTable(pipelines));
+}
+
+export function pipelineTable(pipelines: readonly StoredPipeline[], now = Date.now()): string {
+  return renderTable(
+    ['name', 'id', 'version', 'enabled', 'events', 'operators', 'output', 'age'],
+    pipelines.map((p) => [
+      p.name,
+      p.id,
+      String(p.version),
+      p.enabled ? 'yes' : 'no',
+      p.source_event_types.length > 0 ? p.source_event_types.join(',') : '*',
+      p.operators.map((o) => o.type).join('→'),
+      p.output,
+      age(p.updated_at, now),
+    ]),
+  );
+}
+
+export async function runDelete(
+  admin: AdminClient,
+  reference: string,
+  out: Printer,
+): Promise<void> {
+  const pipeline = await findPipeline(admin, reference);
+  await admin.request('DELETE', `/pipelines/${pipeline.id}`);
+  out.line(`pipeline/${pipeline.name} deleted`);
+}
+
+export async function runReset(admin: AdminClient, reference: string, out: Printer): Promise<void> {
+  const pipeline = await findPipeline(admin, reference);
+  await admin.request('PUT', `/pipelines/${pipeline.id}/reset`);
+  out.line(`pipeline/${pipeline.name} reset: every processor clears its state and counters`);
+}

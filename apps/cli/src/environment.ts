@@ -1,0 +1,33 @@
+import { brokersFromEnv } from '@sluice/kafka';
+
+import { CliError } from './errors';
+
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:3900';
+
+/** What the CLI reads from the environment (DESIGN §7, §8); nothing comes from flags or files. */
+export interface CliEnvironment {
+  adminUrl: string;
+  adminToken: string | undefined;
+}
+
+/** `KAFKA_BROKERS`, read only by the commands that talk to Kafka. */
+export function kafkaBrokers(env: NodeJS.ProcessEnv = process.env): string[] {
+  try {
+    return brokersFromEnv(env);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+}
+
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CliEnvironment {
+  const adminUrl = (env['SLUICE_URL'] ?? '').trim() || DEFAULT_ADMIN_URL;
+  try {
+    new URL(adminUrl);
+  } catch {
+    throw new CliError(`SLUICE_URL is not a URL: ${adminUrl}`);
+  }
+  return {
+    adminUrl: adminUrl.replace(/\/+$/, ''),
+    adminToken: (env['SLUICE_ADMIN_TOKEN'] ?? '').trim() || undefined,
+  };
+}

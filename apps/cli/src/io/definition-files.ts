@@ -1,0 +1,72 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+
+import { parseDefinitionText } from '@sluice/contracts';
+import type { DefinitionFormat } from '@sluice/contracts';
+
+import { CliError } from '../errors';
+
+/** One definition document and where it came from, for messages (`orders.yaml#2`). */
+export interface DefinitionDocument {
+  origin: string;
+  document: unknown;
+}
+
+const DEFINITION_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+
+/**
+ * The documents behind `-f`: files, directories (their .yaml/.yml/.json files, sorted; with
+ * `recursive`, those of subdirectories too, as kubectl's -R) or `-` for standard input. A file
+ * may hold several documents.
+ */
+export function readDefinitionDocuments(
+  paths: readonly string[],
+  options: { recursive?: boolean } = {},
+): DefinitionDocument[] {
+  if (paths.length === 0) throw new CliError('no definitions given: use -f <file|dir>');
+  const documents: DefinitionDocument[] = [];
+  for (const path of paths.flatMap((p) => expandPath(p, options.recursive ?? false))) {
+    const text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
+    const format: DefinitionFormat = extname(path).toLowerCase() === '.json' ? 'json' : 'yaml';
+    const parsed = parseDefinitionText(text, format);
+    if (!parsed.ok) {
+      throw new CliError(
+        `${displayName(path)} cannot be read`,
+        parsed.errors.map((e) => `${e.path}: ${e.message}`),
+      );
+    }
+    parsed.documents.forEach((document, index) => {
+      const origin =
+        parsed.documents.length > 1 ? `${displayName(path)}#${index + 1}` : displayName(path);
+      documents.push({ origin, document });
+    });
+  }
+  if (documents.length === 0) {
+    const hint = options.recursive ? '' : ' (-R reads subdirectories too)';
+    throw new CliError(`no definitions in ${paths.join(', ')}${hint}`);
+  }
+  return documents;
+}
+
+function expandPath(path: string, recursive: boolean): string[] {
+  if (path === '-') return [path];
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    throw new CliError(`${path}: no such file or directory`);
+  }
+  if (!isDirectory) return [path];
+  const entries = readdirSync(path, { withFileTypes: true }).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
+  return entries.flatMap((entry) => {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) return recursive ? expandPath(child, true) : [];
+    return DEFINITION_EXTENSIONS.has(extname(entry.name).toLowerCase()) ? [child] : [];
+  });
+}
+
+function displayName(path: string): string {
+  return path === '-' ? 'stdin' : path;
+}

@@ -1,0 +1,130 @@
+// A small Sluice for the CLI's tests: a fresh database, the built admin and one processor as
+// real processes on the real broker, all under a topic prefix and source topic of their own.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+import { uniqueName } from '@sluice/kafka/testing';
+import pg from 'pg';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const CLI = join(ROOT, 'apps/cli/dist/main.js');
+const SERVER_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0);
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+export class SluiceSystem {
+  readonly token = `cli-e2e-${uniqueName('token')}`;
+  readonly prefix = uniqueName('sluice-cli');
+  /** A source topic per example: each example's events keep their own event-time range. */
+  readonly sourceTopics = ['a', 'b', 'c', 'd'].map((n) => uniqueName(`cli-events-${n}`));
+  adminUrl = '';
+  private readonly children: ChildProcess[] = [];
+  private readonly logs: string[] = [];
+  private database = '';
+
+  async start(): Promise<void> {
+    this.database = `sluice_cli_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const url = new URL(SERVER_URL);
+    url.pathname = `/${this.database}`;
+    const migrate = spawnSync(process.execPath, [join(ROOT, 'scripts/db/migrate.mjs')], {
+      env: { ...process.env, DATABASE_URL: url.toString() },
+      encoding: 'utf8',
+    });
+    if (migrate.status !== 0) throw new Error(`db:migrate failed: ${migrate.stderr}`);
+    const adminPort = await freePort();
+    this.adminUrl = `http://127.0.0.1:${adminPort}`;
+    const common = { SLUICE_TOPIC_PREFIX: this.prefix, LOG_LEVEL: 'warn' };
+    this.launch('admin', {
+      ...common,
+      DATABASE_URL: url.toString(),
+      SLUICE_ADMIN_TOKEN: this.token,
+      ADMIN_PORT: String(adminPort),
+    });
+    this.launch('processor', {
+      ...common,
+      SOURCE_TOPICS: this.sourceTopics.join(','),
+      CONSUMER_GROUP: `${this.prefix}-group`,
+      PROCESSOR_ID: 'cli-e2e-1',
+      METRICS_PORT: String(await freePort()),
+      STATS_INTERVAL_MS: '500',
+    });
+    await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, 'admin ready');
+  }
+
+  private launch(app: string, env: Record<string, string>): void {
+    const child = spawn(process.execPath, [join(ROOT, `apps/${app}/dist/main.js`)], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const keep = (chunk: Buffer) => this.logs.push(`[${app}] ${chunk.toString()}`);
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    this.children.push(child);
+  }
+
+  /** Runs `sluice <args>` as a user would, with this system's environment. */
+  cli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliRun> {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        SLUICE_URL: this.adminUrl,
+        SLUICE_ADMIN_TOKEN: this.token,
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(input ?? '');
+    return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  }
+
+  recentLogs(): string {
+    return this.logs.slice(-40).join('');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.children.map(async (child) => {
+        if (child.exitCode !== null) return;
+        child.kill('SIGTERM');
+        await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
+        child.kill('SIGKILL');
+      }),
+    );
+    if (!this.database) return;
+    const maintenance = new URL(SERVER_URL);
+    maintenance.pathname = '/postgres';
+    const client = new pg.Client({ connectionString: maintenance.toString() });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${this.database} WITH (FORCE)`);
+    await client.end();
+  }
+}
