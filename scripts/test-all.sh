@@ -17,7 +17,8 @@ step "static checks: format, lint, typecheck"
 npx prettier --check . >/dev/null || { npx prettier --list-different .; echo "run: npm run format" >&2; exit 1; }
 npx nx run-many -t lint typecheck --outputStyle=stream-without-prefixes
 
-step "unit tests"
+step "unit tests (the manifest tests render k8s/ with Debian's kubectl, fetched once)"
+bash scripts/ensure-kubectl.sh
 timeout --kill-after=30 600 npx nx run-many -t test --outputStyle=stream-without-prefixes
 
 step "services: PostgreSQL and the local Kafka broker"

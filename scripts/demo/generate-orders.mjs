@@ -12,7 +12,7 @@ const statuses = ['paid', 'paid', 'paid', 'paid', 'pending', 'refunded'];
 
 // A small deterministic generator, so that two demos of the same day show the same numbers.
 let seed = 42;
-const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 
 const out = createWriteStream(file);
 for (let i = 0; i < total; i += 1) {

@@ -6,3 +6,4 @@ export {
   ServiceEnvironment,
   trimmed,
 } from './environment';
+export { environmentVariableNames } from './variables';

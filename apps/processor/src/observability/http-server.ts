@@ -3,6 +3,9 @@ import type { Server } from 'node:http';
 
 import type { Registry } from 'prom-client';
 
+/** The probe routes deployments point at (k8s/, docker/); `/health/ready` answers like `/health`. */
+export const HEALTH_ROUTES = { live: '/health/live', ready: '/health' } as const;
+
 export interface HealthReport {
   ready: boolean;
   [detail: string]: unknown;
@@ -29,13 +32,13 @@ export function startObservabilityServer(
       );
       return;
     }
-    if (request.method === 'GET' && (path === '/health' || path === '/health/ready')) {
+    if (request.method === 'GET' && (path === HEALTH_ROUTES.ready || path === '/health/ready')) {
       const report = health();
       response.writeHead(report.ready ? 200 : 503, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ status: report.ready ? 'ok' : 'unavailable', ...report }));
       return;
     }
-    if (request.method === 'GET' && path === '/health/live') {
+    if (request.method === 'GET' && path === HEALTH_ROUTES.live) {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{"status":"ok"}');
       return;

@@ -1,0 +1,81 @@
+// The deployment files (k8s/ overlays, docker/) must agree with the admin's validated
+// configuration: a renamed variable or a moved health route would otherwise only show up as a
+// pod that silently runs on defaults or never turns ready.
+import 'reflect-metadata';
+
+import { environmentVariableNames } from '@sluice/config';
+import {
+  composeServices,
+  containerOf,
+  dockerHealthcheckPath,
+  OVERLAYS,
+  renderOverlay,
+} from '@sluice/config/deployment';
+
+import { AdminEnvironment } from './config/admin-config';
+import { HealthController } from './health/health.controller';
+
+const known = environmentVariableNames(AdminEnvironment);
+// The health routes as NestJS registered them (controller path + method path).
+const healthRoute = (method: 'live' | 'ready') =>
+  `/${Reflect.getMetadata('path', HealthController) as string}/${
+    Reflect.getMetadata('path', HealthController.prototype[method]) as string
+  }`;
+const routes = [healthRoute('live'), healthRoute('ready')];
+
+describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
+  const manifests = renderOverlay(overlay);
+  const admin = containerOf(manifests, 'Deployment', 'sluice-admin');
+
+  it('gives the admin only variables it validates, including the required token', () => {
+    expect(known).toEqual(
+      expect.arrayContaining(['SLUICE_ADMIN_TOKEN', 'DATABASE_URL', 'ADMIN_PORT']),
+    );
+    expect(admin.environment.filter((name) => !known.includes(name))).toEqual(
+      // The ConfigMap is shared with the processors; these are theirs.
+      ['CONSUMER_GROUP', 'SOURCE_PARTITIONS', 'SOURCE_TOPICS'],
+    );
+    expect(admin.environment).toEqual(
+      expect.arrayContaining(['SLUICE_ADMIN_TOKEN', 'DATABASE_URL']),
+    );
+  });
+
+  it('probes the real health routes on the port the admin listens on', () => {
+    expect(routes).toEqual(['/health/live', '/health/ready']);
+    expect(admin.probes.liveness).toEqual({ path: '/health/live', port: 3900 });
+    expect(admin.probes.readiness).toEqual({ path: '/health/ready', port: 3900 });
+    expect(admin.ports['http']).toBe(3900);
+  });
+
+  it('migrates with the admin image, in the namespace of everything else', () => {
+    const migrate = containerOf(manifests, 'Job', 'sluice-migrate');
+    expect(migrate.image.split(':')[0]).toBe(admin.image.split(':')[0]);
+    expect(migrate.command).toEqual(['node', 'apps/admin/dist/migrate-main.js']);
+    expect(migrate.environment).toEqual(['DATABASE_URL']);
+    expect(
+      new Set(manifests.filter((m) => m.kind !== 'Namespace').map((m) => m.metadata.namespace)),
+    ).toEqual(new Set(['sluice']));
+  });
+});
+
+describe('docker/', () => {
+  const services = composeServices();
+
+  it('runs the admin and its migration from the admin target with variables it validates', () => {
+    for (const name of ['admin', 'migrate']) {
+      const variables = Object.keys(services[name]!.environment ?? {});
+      expect({ name, unknown: variables.filter((v) => !known.includes(v)) }).toEqual({
+        name,
+        unknown: [],
+      });
+    }
+    expect(services['migrate']!.build?.target).toBe('admin');
+    expect(services['migrate']!.command).toEqual(['node', 'apps/admin/dist/migrate-main.js']);
+    expect(services['admin']!.image).toBe(services['migrate']!.image);
+    expect(services['admin']!.ports).toEqual(['3900:3900']);
+  });
+
+  it('health-checks the admin image on its liveness route', () => {
+    expect(dockerHealthcheckPath('admin')).toBe('/health/live');
+  });
+});

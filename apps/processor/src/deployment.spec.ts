@@ -1,0 +1,92 @@
+// The deployment files (k8s/ overlays, docker/) must agree with the processor's validated
+// configuration and its observability server: names, ports and probe paths.
+import 'reflect-metadata';
+
+import { environmentVariableNames } from '@sluice/config';
+import {
+  composeServices,
+  containerOf,
+  dockerHealthcheckPath,
+  OVERLAYS,
+  renderOverlay,
+} from '@sluice/config/deployment';
+
+import { ProcessorEnvironment } from './config/processor-config';
+import { HEALTH_ROUTES } from './observability/http-server';
+
+const known = environmentVariableNames(ProcessorEnvironment);
+
+describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
+  const manifests = renderOverlay(overlay);
+  const processor = containerOf(manifests, 'Deployment', 'sluice-processor');
+  const deployment = manifests.find(
+    (m) => m.kind === 'Deployment' && m.metadata.name === 'sluice-processor',
+  )!;
+  const podSpec = (deployment.spec as { template: { spec: Record<string, unknown> } }).template
+    .spec;
+
+  it('gives the processor only variables it validates (the shared ConfigMap aside)', () => {
+    expect(processor.environment.filter((name) => !known.includes(name))).toEqual([
+      'SLUICE_OUTPUT_PARTITIONS',
+    ]);
+    expect(processor.environment).toEqual(
+      expect.arrayContaining([
+        'KAFKA_BROKERS',
+        'SOURCE_TOPICS',
+        'CONSUMER_GROUP',
+        'PROCESSOR_ID',
+        'METRICS_PORT',
+      ]),
+    );
+  });
+
+  it('names each replica after its pod and probes the real health routes on the metrics port', () => {
+    const env = (podSpec['containers'] as { env: { name: string; valueFrom?: unknown }[] }[])[0]!
+      .env;
+    expect(env.find((e) => e.name === 'PROCESSOR_ID')?.valueFrom).toEqual({
+      fieldRef: { fieldPath: 'metadata.name' },
+    });
+    expect(processor.ports['metrics']).toBe(9464);
+    expect(processor.probes.liveness).toEqual({ path: HEALTH_ROUTES.live, port: 9464 });
+    expect(processor.probes.readiness).toEqual({ path: HEALTH_ROUTES.ready, port: 9464 });
+  });
+
+  it('runs 3 replicas with a disruption budget and time to commit on SIGTERM', () => {
+    expect((deployment.spec as { replicas: number }).replicas).toBe(3);
+    expect(podSpec['terminationGracePeriodSeconds']).toBeGreaterThanOrEqual(30);
+    const budget = manifests.find(
+      (m) => m.kind === 'PodDisruptionBudget' && m.metadata.name === 'sluice-processor',
+    );
+    expect(budget?.spec).toMatchObject({
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'sluice-processor' } },
+    });
+    const scalers = manifests.filter((m) =>
+      ['HorizontalPodAutoscaler', 'ScaledObject'].includes(m.kind),
+    );
+    expect(scalers.length).toBeGreaterThan(0);
+    for (const scaler of scalers) {
+      expect(JSON.stringify(scaler.spec)).toContain('sluice-processor');
+    }
+  });
+});
+
+describe('docker/', () => {
+  const services = composeServices();
+
+  it('runs two processors from the processor target with variables they validate', () => {
+    for (const name of ['processor-1', 'processor-2']) {
+      const service = services[name]!;
+      const variables = Object.keys(service.environment ?? {});
+      expect({ name, unknown: variables.filter((v) => !known.includes(v)) }).toEqual({
+        name,
+        unknown: [],
+      });
+      expect(service.build?.target).toBe('processor');
+      expect(service.environment?.['PROCESSOR_ID']).toBe(name);
+    }
+  });
+
+  it('health-checks the processor image on its liveness route', () => {
+    expect(dockerHealthcheckPath('processor')).toBe(HEALTH_ROUTES.live);
+  });
+});
