@@ -31,3 +31,25 @@ export interface ProcessorStats {
 export function processorStatsKey(processorId: string, pipelineId: string): string {
   return `${processorId}/${pipelineId}`;
 }
+
+/** One replica's report as the admin shows it: stale once silent for too long. */
+export interface ProcessorStatsView extends ProcessorStats {
+  stale: boolean;
+}
+
+/**
+ * GET /api/v1/pipelines/{id}/stats (DESIGN §6): AllSource's stats fields plus Sluice's, summed
+ * over live processor replicas.
+ */
+export interface PipelineStatsView {
+  pipeline_id: string;
+  events_processed: number;
+  events_filtered: number;
+  events_failed: number;
+  last_processed: string | null;
+  results_emitted: number;
+  late_events: number;
+  dead_lettered: number;
+  lag: number;
+  processors: ProcessorStatsView[];
+}

@@ -13,14 +13,13 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { validateDefinition } from '@sluice/contracts';
-import type { StoredPipeline, ValidationIssue } from '@sluice/contracts';
+import type { PipelineStatsView, StoredPipeline, ValidationIssue } from '@sluice/contracts';
 import { lookupTablesFrom, runReference } from '@sluice/operators';
 import type { FastifyReply } from 'fastify';
 
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
 import { DomainError } from '../errors/domain-error';
 import { StatsService } from '../stats/stats.service';
-import type { PipelineStatsView } from '../stats/stats.service';
 import { bodyDocument, definitionFromBody, prefixIssues } from './definition-body';
 import { notFound, PipelinesService } from './pipelines.service';
 import type { VersionEntry } from './pipelines.service';

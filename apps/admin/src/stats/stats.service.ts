@@ -3,30 +3,17 @@ import { hostname } from 'node:os';
 
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import type { ProcessorStats, StoredPipeline } from '@sluice/contracts';
+import type {
+  PipelineStatsView,
+  ProcessorStats,
+  ProcessorStatsView,
+  StoredPipeline,
+} from '@sluice/contracts';
 import type { Consumer } from 'kafkajs';
 
 import { ADMIN_CONFIG } from '../config/admin-config';
 import type { AdminConfig } from '../config/admin-config';
 import { KafkaService } from '../kafka/kafka.service';
-
-export interface ProcessorStatsView extends ProcessorStats {
-  stale: boolean;
-}
-
-/** DESIGN §6: AllSource's stats fields plus Sluice's, summed over live processor replicas. */
-export interface PipelineStatsView {
-  pipeline_id: string;
-  events_processed: number;
-  events_filtered: number;
-  events_failed: number;
-  last_processed: string | null;
-  results_emitted: number;
-  late_events: number;
-  dead_lettered: number;
-  lag: number;
-  processors: ProcessorStatsView[];
-}
 
 /**
  * Follows `sluice.stats`, where every processor replica reports its counters per pipeline. The

@@ -1,30 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import type { PipelineStatsView } from '@sluice/contracts';
+
 import type { AdminClient } from '../admin-client';
 import type { OutputFormat, Printer } from '../output/printer';
 import { age, count, renderStructured, renderTable } from '../output/printer';
 import { findPipeline, listPipelines } from '../pipelines';
-
-/** One pipeline's stats as the admin sums them (DESIGN §6). */
-export interface PipelineStats {
-  pipeline_id: string;
-  events_processed: number;
-  events_filtered: number;
-  events_failed: number;
-  last_processed: string | null;
-  results_emitted: number;
-  late_events: number;
-  dead_lettered: number;
-  lag: number;
-  processors: {
-    processor_id: string;
-    events_processed: number;
-    results_emitted: number;
-    lag: number;
-    reported_at: string;
-    stale: boolean;
-  }[];
-}
 
 export async function runStats(
   admin: AdminClient,
@@ -54,14 +35,14 @@ async function statsText(
   const pipelines = reference ? [await findPipeline(admin, reference)] : await listPipelines(admin);
   const names = new Map(pipelines.map((p) => [p.id, p.name]));
   const stats = reference
-    ? [(await admin.request<PipelineStats>('GET', `/pipelines/${pipelines[0]!.id}/stats`)).body]
-    : (await admin.request<{ stats: PipelineStats[] }>('GET', '/pipelines/stats')).body.stats;
+    ? [(await admin.request<PipelineStatsView>('GET', `/pipelines/${pipelines[0]!.id}/stats`)).body]
+    : (await admin.request<{ stats: PipelineStatsView[] }>('GET', '/pipelines/stats')).body.stats;
   if (format !== 'table') return renderStructured(reference ? stats[0] : stats, format);
   return statsTable(stats, names, reference !== undefined);
 }
 
 export function statsTable(
-  stats: readonly PipelineStats[],
+  stats: readonly PipelineStatsView[],
   names: ReadonlyMap<string, string>,
   withProcessors: boolean,
   now = Date.now(),
