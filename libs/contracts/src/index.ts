@@ -6,3 +6,4 @@ export * from './results';
 export * from './validate-definition';
 export * from './stored-pipeline';
 export * from './topics';
+export * from './same-definition';

@@ -56,15 +56,3 @@ function describeIssues(issues: ValidationIssue[]): string {
       : '';
   return `invalid pipeline definition: ${first.path} ${first.message}${more}`;
 }
-
-/** A stable serialization (sorted keys) for comparing definitions by content. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}

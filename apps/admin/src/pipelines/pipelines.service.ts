@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { sameDefinition } from '@sluice/contracts';
 import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
 import type { EntityManager } from 'typeorm';
 
@@ -7,7 +8,6 @@ import { PipelineRow, PipelineVersionRow } from '../database/entities';
 import type { VersionChange } from '../database/entities';
 import { DomainError } from '../errors/domain-error';
 import { OutboxRelayService } from '../outbox/outbox-relay.service';
-import { canonicalJson } from './definition-body';
 import { storedPipelineOf } from './stored-pipeline';
 
 export interface CreateOutcome {
@@ -52,7 +52,7 @@ export class PipelinesService {
     const outcome = await this.database.transaction(async (manager) => {
       const existing = await this.lockRow(manager, definition.id);
       if (existing && existing.deleted_at === null) {
-        if (canonicalJson(existing.definition) === canonicalJson(definition)) {
+        if (sameDefinition(existing.definition, definition)) {
           return { created: false, pipeline: storedPipelineOf(existing) };
         }
         throw new DomainError(

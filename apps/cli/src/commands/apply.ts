@@ -1,4 +1,5 @@
-import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
+import { sameDefinition } from '@sluice/contracts';
+import type { StoredPipeline } from '@sluice/contracts';
 
 import type { AdminClient } from '../admin-client';
 import { CliError } from '../errors';
@@ -37,7 +38,7 @@ export function planApply(
     }
     const current = candidates[0];
     if (!current) return { kind: 'create', document };
-    return sameContent(current, document.definition)
+    return sameDefinition(current, { ...document.definition, id: current.id })
       ? { kind: 'unchanged', document, current }
       : { kind: 'update', document, current };
   });
@@ -77,26 +78,4 @@ export async function runApply(
       out.line(`${name} configured (version ${version} → ${body.version})`);
     }
   }
-}
-
-const CONTENT_FIELDS = [
-  'name',
-  'description',
-  'source_event_types',
-  'operators',
-  'enabled',
-  'output',
-] as const satisfies readonly (keyof PipelineDefinition)[];
-
-function sameContent(current: StoredPipeline, wanted: PipelineDefinition): boolean {
-  return CONTENT_FIELDS.every((field) => canonical(current[field]) === canonical(wanted[field]));
-}
-
-/** JSON with sorted keys, so that key order (YAML vs the stored JSON) is no difference. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
 }
