@@ -248,23 +248,42 @@ export class Processor {
     consumer.on(CRASH, ({ payload }) => {
       this.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
       if (!payload.restart && this.state === 'running' && this.consumer === consumer) {
-        this.changes = this.changes.then(async () => {
-          await this.stopConsumer();
-          await new Promise((resolve) => setTimeout(resolve, 1000));
-          if (this.state === 'running') await this.startConsumer();
-        });
+        this.changes = this.changes.then(() => this.restartConsumer());
       }
     });
     const topics = this.wantedTopics();
-    await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
-    this.consumer = consumer;
-    this.subscribed = topics;
-    await consumer.run({
-      autoCommit: false,
-      partitionsConsumedConcurrently: 4,
-      eachBatch: (payload) => this.onBatch(consumer, payload),
-    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics, fromBeginning: true });
+      this.consumer = consumer;
+      this.subscribed = topics;
+      await consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: 4,
+        eachBatch: (payload) => this.onBatch(consumer, payload),
+      });
+    } catch (error) {
+      if (this.consumer === consumer) this.consumer = undefined;
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * After kafkajs gave up (a broker away for longer than its retries last): a new consumer,
+   * attempted until one starts, so that the replica rides out any outage instead of exiting.
+   */
+  private async restartConsumer(): Promise<void> {
+    for (let attempt = 1; this.state === 'running'; attempt++) {
+      try {
+        await this.stopConsumer();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * attempt)));
+        if (this.state === 'running') await this.startConsumer();
+        return;
+      } catch (error) {
+        this.logger.error({ err: error, attempt }, 'restarting the consumer failed; retrying');
+      }
+    }
   }
 
   /** Stops reading, lets the batches in hand finish, commits every task, then leaves the group. */
@@ -272,7 +291,11 @@ export class Processor {
     const consumer = this.consumer;
     if (!consumer) return;
     this.consumer = undefined;
-    consumer.pause(this.subscribed.map((topic) => ({ topic })));
+    try {
+      consumer.pause(this.subscribed.map((topic) => ({ topic })));
+    } catch {
+      // A crashed consumer has no group left to pause: nothing more will come from it.
+    }
     while (this.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     await Promise.all(
       [...this.tasks.values()].map((task) =>

@@ -55,6 +55,8 @@ describe('a broker restart mid-stream', () => {
       timeoutMs: 150_000,
       settleMs: 3000,
     });
+    const late = await cluster.read(`${definition.output}.late`, 0, { settleMs: 500 });
+    expect(late.map((record) => record.value)).toEqual([]);
     expect(canonical(results)).toEqual(canonical(expected.results));
     for (const replica of replicas) expect(await replica.ready()).toBe(true);
   });

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -137,6 +138,7 @@ export class TestCluster {
   readonly topics = internalTopics(this.prefix);
   private producer: Producer | undefined;
   private readonly replicas = new Set<Replica>();
+  private readonly started: Replica[] = [];
 
   constructor(
     readonly partitions = 6,
@@ -188,7 +190,17 @@ export class TestCluster {
 
   async teardown(): Promise<void> {
     await Promise.all([...this.replicas].map((replica) => replica.stop()));
+    this.saveLogs();
     await this.producer?.disconnect();
+  }
+
+  /** With SLUICE_TEST_LOGS set, every replica's output is kept there (for a failure's post-mortem). */
+  private saveLogs(): void {
+    const directory = process.env['SLUICE_TEST_LOGS'];
+    if (!directory) return;
+    mkdirSync(directory, { recursive: true });
+    for (const replica of this.started)
+      writeFileSync(join(directory, `${replica.id}.log`), replica.output.join('\n') + '\n');
   }
 
   output(name: string): string {
@@ -198,6 +210,7 @@ export class TestCluster {
   async startReplica(id: string, env: Record<string, string> = {}): Promise<Replica> {
     const replica = await Replica.start(`${this.prefix}-${id}`, { ...this.env(), ...env });
     this.replicas.add(replica);
+    this.started.push(replica);
     void replica.exited.then(() => this.replicas.delete(replica));
     return replica;
   }

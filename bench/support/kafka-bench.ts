@@ -1,0 +1,204 @@
+// What the end-to-end benchmarks share: producing the input, running the built processor as a
+// replica, knowing when a consumer group has committed everything, and reading a topic back.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { canonicalJson, validateDefinition } from '@sluice/contracts';
+import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
+import { Partitioners } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
+
+export const PARTITIONS = 6;
+export const DAY = 86_400_000;
+/** Replica logs and CPU profiles (git-ignored). */
+export const RESULTS = join(__dirname, '..', 'results');
+const MAIN = join(__dirname, '..', '..', 'apps', 'processor', 'dist', 'main.js');
+
+export const log = (message: string) => process.stderr.write(`${message}\n`);
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const rate = (count: number, ms: number) => Math.round((count / ms) * 1000);
+export const fmt = (n: number) => n.toLocaleString('en-GB');
+
+export function definitionOf(input: unknown): PipelineDefinition {
+  const result = validateDefinition(input);
+  if (!result.valid) throw new Error(JSON.stringify(result.errors));
+  return result.definition;
+}
+
+export async function produce(
+  kafka: Kafka,
+  topic: string,
+  events: EventEnvelope[],
+  label: string,
+): Promise<void> {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const chunk = 20_000;
+  const started = Date.now();
+  let sent = 0;
+  let lastReport = 0;
+  // One request at a time: concurrent requests may land out of order within a partition, and
+  // with no allowed lateness the reordered events would be (rightly) late.
+  for (let i = 0; i < events.length; i += chunk) {
+    const messages = events
+      .slice(i, i + chunk)
+      .map((event) => ({ key: event.entity_id ?? null, value: JSON.stringify(event) }));
+    await producer.send({ topic, messages, acks: 1 });
+    sent += messages.length;
+    if (Date.now() - lastReport > 1000) {
+      lastReport = Date.now();
+      log(`  ${label}: ${fmt(sent)} / ${fmt(events.length)} produced`);
+    }
+  }
+  await producer.disconnect();
+  log(
+    `  ${label}: ${fmt(events.length)} produced at ${fmt(rate(events.length, Date.now() - started))}/s`,
+  );
+}
+
+/** One event per partition at `time` (no pipeline matches its type): the end of the input. */
+export async function produceTicks(
+  kafka: Kafka,
+  topic: string,
+  time: number,
+): Promise<EventEnvelope[]> {
+  const producer = kafka.producer();
+  await producer.connect();
+  const sent: EventEnvelope[] = [];
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const tick = { event_type: 'clock.tick', timestamp: new Date(time).toISOString(), payload: {} };
+    sent.push(tick);
+    await producer.send({ topic, messages: [{ partition, value: JSON.stringify(tick) }] });
+  }
+  await producer.disconnect();
+  return sent;
+}
+
+/**
+ * Records of `topics` the group has not committed yet (a topic that does not exist yet counts
+ * as one record behind): 0 once every partition's committed offset is at its end.
+ */
+export async function notCommitted(admin: Admin, group: string, topics: string[]) {
+  let behind = 0;
+  for (const topic of topics) {
+    let ends: Awaited<ReturnType<Admin['fetchTopicOffsets']>>;
+    try {
+      ends = await admin.fetchTopicOffsets(topic);
+    } catch {
+      behind += 1;
+      continue;
+    }
+    const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    for (const end of ends) {
+      const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
+      const position = at === '-1' ? BigInt(end.low) : BigInt(at);
+      behind += Number(BigInt(end.high) - position);
+    }
+  }
+  return behind;
+}
+
+export async function putPipeline(
+  kafka: Kafka,
+  pipelinesTopic: string,
+  definition: PipelineDefinition,
+): Promise<void> {
+  const producer = kafka.producer();
+  await producer.connect();
+  const stored = { ...definition, version: 1, reset_generation: 0, created_at: '', updated_at: '' };
+  await producer.send({
+    topic: pipelinesTopic,
+    messages: [{ key: definition.id, value: JSON.stringify(stored) }],
+  });
+  await producer.disconnect();
+}
+
+/**
+ * Every committed record of a topic as `[key, value]` canonical JSON (sorted keys), sorted:
+ * two systems' outputs compare equal whatever their field order or number formatting.
+ */
+export async function readRecords(kafka: Kafka, topic: string): Promise<string[]> {
+  const consumer = kafka.consumer({
+    groupId: `bench.read.${randomUUID()}`,
+    maxWaitTimeInMs: 100,
+  });
+  const records: string[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      for (const message of batch.messages) {
+        const value: unknown = message.value ? JSON.parse(message.value.toString()) : null;
+        records.push(canonicalJson([message.key?.toString() ?? null, value]));
+      }
+    },
+  });
+  await sleep(3000);
+  await consumer.disconnect();
+  return records.sort();
+}
+
+export interface Replica {
+  child: ChildProcess;
+  lines: string[];
+  metricsPort: number;
+}
+
+let nextPort = 19_600;
+
+/**
+ * The built processor (apps/processor/dist) as users run it. `nodeFlags` are extra V8 flags
+ * (to try tunings); `profile` writes a CPU profile to bench/results/.
+ */
+export function startReplica(options: {
+  id: string;
+  prefix: string;
+  group: string;
+  nodeFlags?: string[];
+  profile?: boolean;
+}): Replica {
+  const metricsPort = nextPort++;
+  const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [];
+  const child = spawn(process.execPath, [...profile, ...(options.nodeFlags ?? []), MAIN], {
+    env: {
+      ...process.env,
+      SOURCE_TOPICS: `${options.prefix}.events`,
+      CONSUMER_GROUP: options.group,
+      SLUICE_TOPIC_PREFIX: options.prefix,
+      PROCESSOR_ID: options.id,
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: 'info',
+      CONSUMER_SESSION_TIMEOUT_MS: '6000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  mkdirSync(RESULTS, { recursive: true });
+  const logFile = createWriteStream(join(RESULTS, `${options.prefix}.${options.id}.log`));
+  child.stdout!.on('data', (chunk: Buffer) => {
+    logFile.write(chunk);
+    lines.push(...chunk.toString().split('\n'));
+  });
+  return { child, lines, metricsPort };
+}
+
+/** Source records the replica has consumed (its Prometheus counter). */
+export async function consumedBy(replica: Replica): Promise<number> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+    const match = /records_consumed_total\{kind="source"\} (\d+)/.exec(text);
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
