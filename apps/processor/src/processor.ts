@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
-import { createKafka, ensureTopics } from '@sluice/kafka';
+import { createKafka, ensureTopics, retryRetriable } from '@sluice/kafka';
 import type { TopicSpec } from '@sluice/kafka';
 import { resetCounters } from '@sluice/operators';
 
@@ -36,6 +36,8 @@ export class Processor {
   private readonly registry: DefinitionRegistry;
   private readonly tasks = new Map<string, PartitionTask>();
   private readonly opening = new Map<string, Promise<PartitionTask>>();
+  /** `<topic>/<partition>` of the current assignment: a task opened for any other is closed. */
+  private assigned = new Set<string>();
   /** Consecutive failures per partition, for the back-off. */
   private readonly failures = new Map<string, number>();
   private readonly sourceTopics: Set<string>;
@@ -100,7 +102,9 @@ export class Processor {
       { topic: this.topics.stats, numPartitions: 1, compacted: true },
       { topic: this.topics.dlq, numPartitions: 3 },
     ]);
-    const metadata = await admin.fetchTopicMetadata({ topics: this.config.sourceTopics });
+    const metadata = await retryRetriable(() =>
+      admin.fetchTopicMetadata({ topics: this.config.sourceTopics }),
+    );
     this.upstreams = metadata.topics.flatMap(({ name, partitions }) =>
       partitions.map(({ partitionId }) => `${name}/${partitionId}`),
     );
@@ -117,7 +121,9 @@ export class Processor {
     );
     await this.follower.start();
     await this.changes;
-    await this.startConsumer();
+    // Subscribing to a repartition topic another replica has just created can meet
+    // UNKNOWN_TOPIC_OR_PARTITION until the metadata has caught up.
+    await retryRetriable(() => this.startConsumer());
     this.state = 'running';
     this.timers.push(
       setInterval(
@@ -156,12 +162,26 @@ export class Processor {
 
   // ---- definitions -------------------------------------------------------------------------
 
+  /**
+   * Changes apply one at a time, in log order, each until it succeeds: a replica that skipped
+   * one would run without a pipeline its peers run (and lose that pipeline's share of events).
+   */
   private enqueue(change: RegistryChange): void {
-    this.changes = this.changes
-      .then(() => this.apply(change))
-      .catch((error: Error) =>
-        this.logger.error({ err: error, pipeline_id: change.id }, 'applying a definition failed'),
-      );
+    this.changes = this.changes.then(async () => {
+      for (let attempt = 1; this.state !== 'stopping' && this.state !== 'stopped'; attempt++) {
+        try {
+          await this.apply(change);
+          return;
+        } catch (error) {
+          const retryInMs = Math.min(10_000, 250 * 2 ** (attempt - 1));
+          this.logger.error(
+            { err: error, pipeline_id: change.id, attempt, retry_in_ms: retryInMs },
+            'applying a definition failed; retrying',
+          );
+          await new Promise((resolve) => setTimeout(resolve, retryInMs));
+        }
+      }
+    });
   }
 
   private async apply(change: RegistryChange): Promise<void> {
@@ -318,6 +338,7 @@ export class Processor {
         partitions.map((partition) => `${topic}/${partition}`),
       ),
     );
+    this.assigned = assigned;
     const revoked = [...this.tasks.keys()].filter((key) => !assigned.has(key));
     for (const task of this.tasks.values()) task.needsSync = true;
     this.logger.info({ assigned: assigned.size, revoked: revoked.length }, 'partitions assigned');
@@ -421,6 +442,12 @@ export class Processor {
       this.opening.set(key, opening);
     }
     const task = await opening;
+    if (!this.assigned.has(key)) {
+      // Revoked while it was opening: keeping it would leave a second owner beside the new one,
+      // whose producer it just fenced (and whose ticks would go on writing).
+      await task.close();
+      throw new Error(`${key} was revoked while its task was opening`);
+    }
     this.tasks.set(key, task);
     return task;
   }

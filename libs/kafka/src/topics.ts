@@ -1,5 +1,7 @@
 import type { Admin, ITopicConfig } from 'kafkajs';
 
+import { retryRetriable } from './retry';
+
 export interface TopicSpec {
   topic: string;
   numPartitions: number;
@@ -27,6 +29,8 @@ export async function ensureTopics(admin: Admin, specs: TopicSpec[]): Promise<st
   }));
   // Another process may create the same topic between listTopics and createTopics; the
   // broker then answers TOPIC_ALREADY_EXISTS, which kafkajs reports as `false`, not an error.
-  await admin.createTopics({ topics, waitForLeaders: true });
+  // Waiting for the leaders of a topic another process is creating can meet
+  // UNKNOWN_TOPIC_OR_PARTITION for a moment: retriable, and retried.
+  await retryRetriable(() => admin.createTopics({ topics, waitForLeaders: true }));
   return missing.map((spec) => spec.topic);
 }

@@ -1,0 +1,404 @@
+// npm run chaos [-- --events 5000000 --replicas 3 --kill-every 10 --min-kills 3]
+// Sluice under failure, end to end: a broker of its own, the admin, N processor replicas, three
+// windowed pipelines (tumbling, sliding, session) registered through the REST API, and N orders
+// produced to a 6-partition source keyed by entity. While they flow, a random replica is killed
+// with SIGKILL every few seconds (and restarted), and the broker is restarted once. Then every
+// output topic is read read_committed and compared with the reference run over the same events:
+// lost, duplicated and wrong results per pipeline, a JSON report and a Markdown summary.
+// Exits non-zero on any difference, any replica crash, or a run that does not settle.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { internalTopics, repartitionTopic, validateDefinition } from '@sluice/contracts';
+import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
+import { createKafka, ensureTopics, readTopicToEnd } from '@sluice/kafka';
+import { runReference } from '@sluice/operators';
+import { generateOrders } from '@sluice/operators/testing';
+import { logLevel, Partitioners } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
+
+import { chaosPipelines } from './chaos/pipelines';
+import { writeReport } from './chaos/report';
+import type { ChaosReport, PipelineReport } from './chaos/report';
+import { AppProcess, ChaosBroker, ChaosDatabase } from './chaos/system';
+import { verify } from './chaos/verify';
+import type { KeyedRecord } from './chaos/verify';
+import { DAY, fmt, log, notCommitted, PARTITIONS, RESULTS, sleep } from './support/kafka-bench';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '5000000' },
+    replicas: { type: 'string', default: '3' },
+    /** Seconds between two kills. */
+    'kill-every': { type: 'string', default: '10' },
+    /** Kills to reach even if the events are all produced sooner. */
+    'min-kills': { type: 'string', default: '3' },
+    /** Restart the broker when this fraction of the events is produced. */
+    'broker-restart-at': { type: 'string', default: '0.4' },
+    /** Customers (default: one per 2,500 orders, so that sessions hold several orders). */
+    entities: { type: 'string' },
+    days: { type: 'string', default: '10' },
+    'broker-port': { type: 'string', default: '19700' },
+    /** Minutes to wait for the replicas to commit everything once the chaos stops. */
+    'settle-minutes': { type: 'string', default: '30' },
+    /** Where the report and the processes' logs go (default bench/results/chaos-<time>). */
+    out: { type: 'string' },
+    seed: { type: 'string', default: '7' },
+  },
+});
+const N = Number(args.events);
+const REPLICAS = Number(args.replicas);
+const KILL_EVERY_MS = Number(args['kill-every']) * 1000;
+const MIN_KILLS = Number(args['min-kills']);
+const BROKER_RESTART_AT = Number(args['broker-restart-at']);
+const ENTITIES = Number(args.entities ?? Math.max(20, Math.round(N / 2500)));
+const OUT = args.out ?? join(RESULTS, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+
+const started = Date.now();
+const elapsed = () => Math.round((Date.now() - started) / 100) / 10;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0);
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
+class Chaos {
+  readonly prefix = `chaos-${randomUUID().slice(0, 8)}`;
+  readonly source = `${this.prefix}.events`;
+  readonly group = `${this.prefix}.processor`;
+  readonly topics = internalTopics(this.prefix);
+  readonly broker = new ChaosBroker(Number(args['broker-port']));
+  readonly database = new ChaosDatabase();
+  readonly kafka: Kafka;
+  readonly replicas: AppProcess[] = [];
+  admin: AppProcess | undefined;
+  adminUrl = '';
+  readonly token = randomBytes(24).toString('hex');
+  readonly kills: Array<{ at: number; replica: string }> = [];
+  brokerRestart: { at: number; downSeconds: number } | undefined;
+  private killing: Promise<void> = Promise.resolve();
+
+  constructor() {
+    this.kafka = createKafka({
+      clientId: 'sluice-chaos',
+      brokers: [this.broker.address],
+      logLevel: logLevel.NOTHING,
+      // The run's own clients ride out the broker restart like the replicas do.
+      retry: { initialRetryTime: 200, maxRetryTime: 2000, retries: 60 },
+    });
+  }
+
+  async start(definitions: Array<{ id: string }>): Promise<void> {
+    mkdirSync(OUT, { recursive: true });
+    log(`[${elapsed()} s] starting a broker on ${this.broker.address} and a database`);
+    await this.broker.up();
+    await this.database.create();
+    const admin = this.kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, [{ topic: this.source, numPartitions: PARTITIONS }]);
+    await admin.disconnect();
+
+    const adminPort = await freePort();
+    this.adminUrl = `http://127.0.0.1:${adminPort}`;
+    this.admin = new AppProcess(
+      'admin',
+      'admin',
+      {
+        KAFKA_BROKERS: this.broker.address,
+        SLUICE_TOPIC_PREFIX: this.prefix,
+        DATABASE_URL: this.database.url,
+        SLUICE_ADMIN_TOKEN: this.token,
+        ADMIN_PORT: String(adminPort),
+        LOG_LEVEL: 'info',
+      },
+      OUT,
+    );
+    this.admin.start();
+    await until(
+      async () => (await fetch(`${this.adminUrl}/health/ready`)).ok,
+      'admin ready',
+      60_000,
+    );
+    for (const definition of definitions) {
+      const response = await fetch(`${this.adminUrl}/api/v1/pipelines`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(definition),
+      });
+      if (response.status !== 201)
+        throw new Error(`creating ${definition.id}: ${response.status} ${await response.text()}`);
+    }
+    log(`[${elapsed()} s] admin on ${this.adminUrl}; ${definitions.length} pipelines created`);
+
+    for (let i = 0; i < REPLICAS; i++) {
+      const replica = new AppProcess(
+        `processor-${i}`,
+        'processor',
+        {
+          KAFKA_BROKERS: this.broker.address,
+          SOURCE_TOPICS: this.source,
+          CONSUMER_GROUP: this.group,
+          SLUICE_TOPIC_PREFIX: this.prefix,
+          PROCESSOR_ID: `chaos-${i}`,
+          METRICS_PORT: String(await freePort()),
+          LOG_LEVEL: 'info',
+          CONSUMER_SESSION_TIMEOUT_MS: '6000',
+        },
+        OUT,
+      );
+      replica.start();
+      this.replicas.push(replica);
+    }
+    // Events produced before a replica knows the pipelines would be (rightly) not processed.
+    await until(
+      async () => {
+        for (const replica of this.replicas) {
+          const health = (await (await fetch(`${replica.url}/health`)).json()) as {
+            pipelines: number;
+          };
+          if (health.pipelines < definitions.length) return false;
+        }
+        return true;
+      },
+      'every replica running every pipeline',
+      120_000,
+    );
+    log(`[${elapsed()} s] ${REPLICAS} replicas running the pipelines`);
+  }
+
+  /** Every KILL_EVERY_MS: a random running replica gets SIGKILL and is started again. */
+  startKilling(): () => Promise<void> {
+    const timer = setInterval(() => {
+      this.killing = this.killing.then(async () => {
+        const candidates = this.replicas.filter((replica) => replica.running);
+        const victim = candidates[Math.floor(Math.random() * candidates.length)];
+        if (!victim) return;
+        await victim.stop('SIGKILL');
+        this.kills.push({ at: elapsed(), replica: victim.name });
+        log(`[${elapsed()} s] killed ${victim.name} (SIGKILL) and restarted it`);
+        victim.start();
+      });
+    }, KILL_EVERY_MS);
+    return async () => {
+      clearInterval(timer);
+      await this.killing;
+    };
+  }
+
+  async restartBroker(): Promise<void> {
+    const at = elapsed();
+    log(`[${at} s] restarting the broker`);
+    const down = Date.now();
+    await this.broker.down();
+    await sleep(1000);
+    await this.broker.up();
+    this.brokerRestart = { at, downSeconds: Math.round((Date.now() - down) / 100) / 10 };
+    log(`[${elapsed()} s] broker back after ${this.brokerRestart.downSeconds} s`);
+  }
+
+  async produce(events: EventEnvelope[], onProgress: (sent: number) => Promise<void>) {
+    // Idempotent, one request in flight: retries across the broker restart neither duplicate
+    // nor reorder an event, so the topic holds exactly the generated events in order.
+    const producer = this.kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await producer.connect();
+    const chunk = 10_000;
+    let lastReport = 0;
+    for (let i = 0; i < events.length; i += chunk) {
+      await producer.send({
+        topic: this.source,
+        messages: events
+          .slice(i, i + chunk)
+          .map((event) => ({ key: event.entity_id ?? null, value: JSON.stringify(event) })),
+      });
+      const sent = Math.min(events.length, i + chunk);
+      await onProgress(sent);
+      if (Date.now() - lastReport > 2000 || sent === events.length) {
+        lastReport = Date.now();
+        log(
+          `[${elapsed()} s] produced ${fmt(sent)} / ${fmt(events.length)}; ${this.kills.length} kills`,
+        );
+      }
+    }
+    await producer.disconnect();
+  }
+
+  /** One time-only event per partition: the watermark passes every window's end. */
+  async produceTicks(time: number): Promise<EventEnvelope[]> {
+    const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const ticks: EventEnvelope[] = [];
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      const tick = {
+        event_type: 'clock.tick',
+        timestamp: new Date(time).toISOString(),
+        payload: {},
+      };
+      ticks.push(tick);
+      await producer.send({
+        topic: this.source,
+        messages: [{ partition, value: JSON.stringify(tick) }],
+      });
+    }
+    await producer.disconnect();
+    return ticks;
+  }
+
+  async sourceRecords(admin: Admin): Promise<number> {
+    const offsets = await admin.fetchTopicOffsets(this.source);
+    return offsets.reduce((sum, p) => sum + Number(BigInt(p.high) - BigInt(p.low)), 0);
+  }
+
+  /** Waits until the group has committed every source and repartition record. */
+  async settle(admin: Admin, definitions: PipelineDefinition[]): Promise<number> {
+    const watched = [this.source, ...definitions.map((d) => repartitionTopic(d.id, this.prefix))];
+    const deadline = Date.now() + Number(args['settle-minutes']) * 60_000;
+    const settleStarted = Date.now();
+    let lastReport = 0;
+    for (;;) {
+      for (const replica of this.replicas) if (!replica.running) replica.start();
+      const behind = await notCommitted(admin, this.group, watched).catch(() => -1);
+      if (behind === 0) return (Date.now() - settleStarted) / 1000;
+      if (Date.now() > deadline) throw new Error(`not settled: ${fmt(behind)} records uncommitted`);
+      if (Date.now() - lastReport > 2000) {
+        lastReport = Date.now();
+        log(
+          `[${elapsed()} s] settling: ${behind < 0 ? '?' : fmt(behind)} records not committed yet`,
+        );
+      }
+      await sleep(500);
+    }
+  }
+
+  async read(topic: string): Promise<KeyedRecord[]> {
+    const records: KeyedRecord[] = [];
+    await readTopicToEnd(
+      this.kafka,
+      topic,
+      (record) =>
+        records.push({
+          key: record.key,
+          value: record.value === null ? null : (JSON.parse(record.value) as unknown),
+        }),
+      { timeoutMs: 300_000 },
+    ).catch((error: Error) => {
+      // A topic nothing was written to may not exist: it holds no records.
+      if (!/does not host this topic-partition|not exist/i.test(error.message)) throw error;
+    });
+    return records;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.replicas.map((replica) => replica.stop()));
+    await this.admin?.stop();
+    await this.broker.destroy();
+    await this.database.drop().catch(() => undefined);
+  }
+}
+
+function validated(input: unknown): PipelineDefinition {
+  const result = validateDefinition(input);
+  if (!result.valid) throw new Error(JSON.stringify(result.errors));
+  return result.definition;
+}
+
+async function main(): Promise<void> {
+  const chaos = new Chaos();
+  const definitions = chaosPipelines(chaos.prefix).map(validated);
+  const start = Date.UTC(2026, 10, 1);
+  const days = Number(args.days);
+  log(`generating ${fmt(N)} orders over ${days} days for ${fmt(ENTITIES)} customers`);
+  const events = generateOrders({
+    count: N,
+    start,
+    stepMs: (days * DAY) / N,
+    entities: ENTITIES,
+    seed: Number(args.seed),
+  });
+  let report: ChaosReport | undefined;
+  try {
+    await chaos.start(definitions);
+    const produceStarted = Date.now();
+    const stopKilling = chaos.startKilling();
+    let brokerRestarted = false;
+    await chaos.produce(events, async (sent) => {
+      if (!brokerRestarted && sent >= N * BROKER_RESTART_AT) {
+        brokerRestarted = true;
+        await chaos.restartBroker();
+      }
+    });
+    const produceSeconds = (Date.now() - produceStarted) / 1000;
+    if (!brokerRestarted) await chaos.restartBroker();
+    await until(async () => chaos.kills.length >= MIN_KILLS, `${MIN_KILLS} kills`, 600_000);
+    await stopKilling();
+    log(`[${elapsed()} s] chaos over: ${chaos.kills.length} kills, one broker restart; settling`);
+
+    const ticks = await chaos.produceTicks(start + (days + 2) * DAY);
+    const admin = chaos.kafka.admin();
+    await admin.connect();
+    const settleSeconds = await chaos.settle(admin, definitions);
+    const inSource = await chaos.sourceRecords(admin);
+    await admin.disconnect();
+    log(`[${elapsed()} s] settled; reading the outputs and running the reference`);
+
+    const pipelines: PipelineReport[] = [];
+    for (const definition of definitions) {
+      const expected = runReference(definition, [...events, ...ticks]);
+      const received = await chaos.read(definition.output);
+      const late = await chaos.read(`${definition.output}.late`);
+      pipelines.push({
+        id: definition.id,
+        name: definition.name,
+        output: definition.output,
+        ...verify(expected.results, received),
+        late: { expected: expected.late.length, received: late.length },
+      });
+    }
+    const deadLetters = (await chaos.read(chaos.topics.dlq)).length;
+    report = {
+      date: new Date().toISOString(),
+      events: N,
+      sourceRecords: { expected: N + ticks.length, inTopic: inSource },
+      replicas: REPLICAS,
+      killEverySeconds: KILL_EVERY_MS / 1000,
+      kills: chaos.kills,
+      brokerRestart: chaos.brokerRestart,
+      crashes: chaos.replicas.reduce((sum, r) => sum + r.crashes, 0) + (chaos.admin?.crashes ?? 0),
+      produceSeconds,
+      settleSeconds,
+      totalSeconds: elapsed(),
+      deadLetters,
+      pipelines,
+      logs: OUT,
+      ok: false,
+    };
+  } finally {
+    await chaos.stop().catch((error: Error) => log(`cleanup: ${error.message}`));
+  }
+  const { markdown, ok } = writeReport(report, OUT);
+  console.log(markdown);
+  if (!ok) process.exitCode = 1;
+}
+
+main().catch((error: Error) => {
+  log(error.stack ?? error.message);
+  process.exit(1);
+});
