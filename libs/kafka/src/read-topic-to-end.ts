@@ -78,8 +78,9 @@ export async function readTopicToEnd(
             onRecord({
               partition: batch.partition,
               offset: message.offset,
-              key: message.key?.toString('utf8') ?? null,
-              value: message.value?.toString('utf8') ?? null,
+              // toString() without an argument is Node's fast UTF-8 path (restores read many).
+              key: message.key?.toString() ?? null,
+              value: message.value?.toString() ?? null,
             });
           }
           await options.onBatch?.();

@@ -131,7 +131,8 @@ export class StatefulTask extends PartitionTask {
     const input = this.input;
     for (const message of messages) {
       if (message.value === null) continue;
-      const record = decodeRepartitionRecord(message.value.toString('utf8'));
+      // toString() without an argument is Node's fast UTF-8 path.
+      const record = decodeRepartitionRecord(message.value.toString());
       // Not ours, or of another epoch (written before a reset or update): dropped.
       if (record === undefined || record.epoch !== epoch) continue;
       if (record.kind === 'marker') {

@@ -12,6 +12,11 @@ export class OwnBroker {
 
   constructor(readonly port: number) {}
 
+  /** The broker's data and logs (kept by `down`, removed by `destroy`). */
+  get directory(): string {
+    return this.home;
+  }
+
   get address(): string {
     return `127.0.0.1:${this.port}`;
   }
