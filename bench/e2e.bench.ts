@@ -11,9 +11,9 @@ import { parseArgs } from 'node:util';
 
 import { canonicalJson, internalTopics, repartitionTopic } from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
-import { createKafka, ensureTopics } from '@sluice/kafka';
+import { createKafka } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
-import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
+import { dailyRevenueDefinition } from '@sluice/operators/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -24,8 +24,8 @@ import {
   fmt,
   log,
   notCommitted,
-  PARTITIONS,
   produce,
+  produceOrders,
   produceTicks,
   putPipeline,
   rate,
@@ -202,17 +202,16 @@ async function restoreTime(admin: Admin): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const source = `${prefix}.events`;
+  log(`prefix ${prefix}`);
+  const { orders, start } = await produceOrders(
+    kafka,
+    { source, pipelines: topics.pipelines },
+    N,
+    3,
+  );
   const admin = kafka.admin();
   await admin.connect();
-  const source = `${prefix}.events`;
-  await ensureTopics(admin, [
-    { topic: source, numPartitions: PARTITIONS },
-    { topic: topics.pipelines, numPartitions: 1, compacted: true },
-  ]);
-  log(`prefix ${prefix}; generating ${fmt(N)} orders`);
-  const start = Date.UTC(2026, 10, 1);
-  const orders = generateOrders({ count: N, start, stepMs: (10 * DAY) / N, seed: 3 });
-  await produce(kafka, source, orders, 'orders');
   const closing = await produceTicks(kafka, source, start + 12 * DAY);
   const total = N + closing.length;
 

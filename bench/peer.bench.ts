@@ -15,7 +15,7 @@ import { canonicalJson, internalTopics, repartitionTopic } from '@sluice/contrac
 import type { EventEnvelope } from '@sluice/contracts';
 import { createKafka, ensureTopics } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
-import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
+import { dailyRevenueDefinition } from '@sluice/operators/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -27,7 +27,7 @@ import {
   log,
   notCommitted,
   PARTITIONS,
-  produce,
+  produceOrders,
   produceTicks,
   putPipeline,
   rate,
@@ -164,16 +164,15 @@ async function sluiceRun(admin: Admin, pipelineId: string): Promise<Run> {
 
 async function main(): Promise<void> {
   buildPeer();
+  log(`prefix ${prefix}`);
+  const { orders, start } = await produceOrders(
+    kafka,
+    { source, pipelines: topics.pipelines },
+    N,
+    5,
+  );
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, [
-    { topic: source, numPartitions: PARTITIONS },
-    { topic: topics.pipelines, numPartitions: 1, compacted: true },
-  ]);
-  log(`prefix ${prefix}; generating ${fmt(N)} orders`);
-  const start = Date.UTC(2026, 10, 1);
-  const orders = generateOrders({ count: N, start, stepMs: (10 * DAY) / N, seed: 5 });
-  await produce(kafka, source, orders, 'orders');
   const ticks: EventEnvelope[] = [];
   const pipelineId = randomUUID();
 

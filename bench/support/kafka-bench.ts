@@ -8,6 +8,8 @@ import { join } from 'node:path';
 
 import { canonicalJson, validateDefinition } from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
+import { ensureTopics } from '@sluice/kafka';
+import { generateOrders } from '@sluice/operators/testing';
 import { Partitioners } from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
 
@@ -57,6 +59,30 @@ export async function produce(
   log(
     `  ${label}: ${fmt(events.length)} produced at ${fmt(rate(events.length, Date.now() - started))}/s`,
   );
+}
+
+/**
+ * A fresh 6-partition source and pipelines topic, and `count` orders over ten days produced to
+ * the source keyed by entity (the input of the daily-revenue benchmarks).
+ */
+export async function produceOrders(
+  kafka: Kafka,
+  topics: { source: string; pipelines: string },
+  count: number,
+  seed: number,
+): Promise<{ orders: EventEnvelope[]; start: number }> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, [
+    { topic: topics.source, numPartitions: PARTITIONS },
+    { topic: topics.pipelines, numPartitions: 1, compacted: true },
+  ]);
+  await admin.disconnect();
+  log(`generating ${fmt(count)} orders`);
+  const start = Date.UTC(2026, 10, 1);
+  const orders = generateOrders({ count, start, stepMs: (10 * DAY) / count, seed });
+  await produce(kafka, topics.source, orders, 'orders');
+  return { orders, start };
 }
 
 /** One event per partition at `time` (no pipeline matches its type): the end of the input. */
