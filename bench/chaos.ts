@@ -22,7 +22,7 @@ import { logLevel, Partitioners } from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
 
 import { chaosPipelines } from './chaos/pipelines';
-import { writeReport } from './chaos/report';
+import { problems, writeReport } from './chaos/report';
 import type { ChaosReport, PipelineReport } from './chaos/report';
 import { AppProcess, ChaosBroker, ChaosDatabase } from './chaos/system';
 import { verify } from './chaos/verify';
@@ -306,10 +306,16 @@ class Chaos {
     return records;
   }
 
-  async stop(): Promise<void> {
+  /** Stops everything; the broker's data stays for a post-mortem (kafka-dump-log) if asked. */
+  async stop(keepBrokerData: boolean): Promise<void> {
     await Promise.all(this.replicas.map((replica) => replica.stop()));
     await this.admin?.stop();
-    await this.broker.destroy();
+    if (keepBrokerData) {
+      await this.broker.down();
+      log(`broker data kept in ${this.broker.directory}`);
+    } else {
+      await this.broker.destroy();
+    }
     await this.database.drop().catch(() => undefined);
   }
 }
@@ -391,7 +397,8 @@ async function main(): Promise<void> {
       ok: false,
     };
   } finally {
-    await chaos.stop().catch((error: Error) => log(`cleanup: ${error.message}`));
+    const failed = report === undefined || problems(report).length > 0;
+    await chaos.stop(failed).catch((error: Error) => log(`cleanup: ${error.message}`));
   }
   const { markdown, ok } = writeReport(report, OUT);
   console.log(markdown);

@@ -23,6 +23,11 @@ export class ChaosBroker {
 
   constructor(readonly port: number) {}
 
+  /** Its data and logs. */
+  get directory(): string {
+    return this.home;
+  }
+
   get address(): string {
     return `127.0.0.1:${this.port}`;
   }

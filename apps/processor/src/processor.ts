@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
-import { createKafka, ensureTopics, retryRetriable } from '@sluice/kafka';
+import { createKafka, ensureTopics, fetchTopicOffsets, retryRetriable } from '@sluice/kafka';
 import type { TopicSpec } from '@sluice/kafka';
 import { resetCounters } from '@sluice/operators';
 
@@ -388,8 +388,10 @@ export class Processor {
         task.needsSync = true;
       }
       if (task.needsSync) {
-        const seekTo = await task.sync(fetchedOffset, () =>
-          this.committed(batch.topic, batch.partition),
+        const seekTo = await task.sync(
+          fetchedOffset,
+          () => this.committed(batch.topic, batch.partition),
+          () => this.earliest(batch.topic, batch.partition),
         );
         if (seekTo !== undefined) {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: seekTo });
@@ -495,6 +497,14 @@ export class Processor {
     const committed = offsets?.partitions.find((p) => p.partition === partition);
     if (committed === undefined || committed.offset === '-1') return undefined;
     return { offset: committed.offset, metadata: committed.metadata ?? undefined };
+  }
+
+  /** A partition's first offset: where the group starts reading it (`fromBeginning`). */
+  private async earliest(topic: string, partition: number): Promise<string> {
+    const offsets = await fetchTopicOffsets(this.admin!, topic);
+    const low = offsets.find((p) => p.partition === partition)?.low;
+    if (low === undefined) throw new Error(`${topic} has no partition ${partition}`);
+    return low;
   }
 
   // ---- clocks ------------------------------------------------------------------------------

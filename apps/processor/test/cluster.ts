@@ -288,6 +288,20 @@ export class TestCluster {
     return ticks;
   }
 
+  /** Initializes a transactional producer with this id: its previous owner is fenced. */
+  async fence(transactionalId: string): Promise<void> {
+    const producer = this.kafka.producer({
+      transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await producer.connect();
+    // kafkajs sends InitProducerId for a transactional id at the first transaction.
+    const transaction = await producer.transaction();
+    await transaction.abort();
+    await producer.disconnect();
+  }
+
   /** Reads a topic with its headers (the dead-letter topic). */
   async readWithHeaders(topic: string, expected: number) {
     const records: Array<{ value: string | null; headers: Record<string, string> }> = [];

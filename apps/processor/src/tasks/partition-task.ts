@@ -140,9 +140,15 @@ export abstract class PartitionTask {
   /**
    * Makes sure the state matches where the consumer reads from: after a rebalance kafkajs reads
    * from the group's committed offset, so work not committed yet is thrown away and redone.
-   * Returns the offset to seek to when the batch that came does not start there.
+   * Returns the offset to seek to when the batch that came does not start there: the committed
+   * offset, or the partition's first (`earliest`) when nothing is committed yet, since the
+   * consumer may have read past records whose work was lost with a replaced task.
    */
-  sync(fetchedOffset: string, readCommitted: () => Promise<CommittedOffset | undefined>) {
+  sync(
+    fetchedOffset: string,
+    readCommitted: () => Promise<CommittedOffset | undefined>,
+    earliest: () => Promise<string>,
+  ) {
     return this.exclusive(async () => {
       await this.producerCalls;
       if (this.broken) throw new Error('producing failed while the partition was handed over');
@@ -162,7 +168,8 @@ export abstract class PartitionTask {
       this.adoptCommitted(committed?.metadata);
       this.nextOffset = undefined;
       this.needsSync = false;
-      return groupOffset !== undefined && groupOffset !== fetchedOffset ? groupOffset : undefined;
+      const resumeAt = groupOffset ?? (await earliest());
+      return resumeAt !== fetchedOffset ? resumeAt : undefined;
     });
   }
 
