@@ -423,6 +423,7 @@ export class Processor {
         'batch failed; the partition restarts from its last commit',
       );
       await this.closeTasks([key]);
+      await this.rewind(consumer, batch.topic, batch.partition);
       const paused = [{ topic: batch.topic, partitions: [batch.partition] }];
       consumer.pause(paused);
       setTimeout(() => {
@@ -499,6 +500,24 @@ export class Processor {
     return { offset: committed.offset, metadata: committed.metadata ?? undefined };
   }
 
+  /**
+   * After a task failed: the consumer reads its partition again from what was committed (or
+   * from the start), so that the work lost with the task is redone even if no new record ever
+   * arrives there. The next batch opens a new task, whose sync has the last word on the offset.
+   */
+  private async rewind(consumer: Consumer, topic: string, partition: number): Promise<void> {
+    try {
+      const committed = await this.committed(topic, partition);
+      const offset = committed?.offset ?? (await this.earliest(topic, partition));
+      if (this.consumer === consumer) consumer.seek({ topic, partition, offset });
+    } catch (error) {
+      this.logger.warn(
+        { err: error, topic, partition },
+        'rewinding the partition failed; it resumes with its next record',
+      );
+    }
+  }
+
   /** A partition's first offset: where the group starts reading it (`fromBeginning`). */
   private async earliest(topic: string, partition: number): Promise<string> {
     const offsets = await fetchTopicOffsets(this.admin!, topic);
@@ -522,6 +541,7 @@ export class Processor {
               'tick failed; the partition restarts from its last commit',
             );
             await this.closeTasks([key]);
+            if (this.consumer) await this.rewind(this.consumer, task.topic, task.partition);
           }),
         ),
       );

@@ -82,10 +82,10 @@ describe('replicas changing while events flow', () => {
     }, 2);
   });
 
-  it('rereads a partition from its start when a task is replaced before its first commit', async () => {
-    // Long transactions, so that the first records are consumed and not yet committed when
-    // every source task's producer is fenced (as a second owner would): the replaced tasks
-    // must go back to the start of their partitions, where kafkajs's position has moved past.
+  it('redoes the work of tasks replaced before their first commit, with no record to come', async () => {
+    // Long transactions, so that every record is consumed and nothing committed yet when every
+    // source task's producer is fenced (as a second owner would). No record arrives after that:
+    // the partitions must be read again from their start, where kafkajs's position is past.
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-00000000000f',
       output: cluster.output('daily_revenue'),
@@ -94,32 +94,26 @@ describe('replicas changing while events flow', () => {
     const replica = await cluster.startReplica('r0', { COMMIT_INTERVAL_MS: '8000' });
     const start = Date.UTC(2026, 10, 1);
     const orders = generateOrders({ count: 12_000, start, stepMs: (3 * DAY) / 12_000, seed: 8 });
-    const half = orders.length / 2;
-    await cluster.produce(orders.slice(0, half));
+    await cluster.produce(orders);
+    const ticks = await cluster.tickEveryPartition(start + 5 * DAY);
     await until(
       async () => {
         const match = /records_consumed_total\{kind="source"\} (\d+)/.exec(await replica.metrics());
-        return match !== null && Number(match[1]) >= half;
+        return match !== null && Number(match[1]) >= orders.length + ticks.length;
       },
-      { what: 'the first half consumed' },
+      { what: 'every record consumed' },
     );
     for (let partition = 0; partition < cluster.partitions; partition++)
       await cluster.fence(`${cluster.group}.${cluster.source}.${partition}`);
-    await cluster.produce(orders.slice(half));
-    const ticks = await cluster.tickEveryPartition(start + 5 * DAY);
     const expected = reference(definition, [...orders, ...ticks]);
     const results = await cluster.read(definition.output, expected.results.length, {
-      timeoutMs: 120_000,
+      timeoutMs: 60_000,
       settleMs: 3000,
     });
     expect(canonical(results)).toEqual(canonical(expected.results));
-    expect(
-      replica
-        .logs()
-        .some(
-          (entry) =>
-            entry['msg'] === 'producing failed; the partition restarts from its last commit',
-        ),
-    ).toBe(true);
+    const failed = replica
+      .logs()
+      .filter((entry) => String(entry['msg']).startsWith('producing failed'));
+    expect(failed.length).toBeGreaterThan(0);
   });
 });
