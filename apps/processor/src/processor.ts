@@ -92,7 +92,7 @@ export class Processor {
     this.state = 'starting';
     const admin = this.kafka.admin();
     this.admin = admin;
-    await admin.connect();
+    await this.untilConnected(admin);
     await ensureTopics(admin, [
       ...this.config.sourceTopics.map((topic) => ({
         topic,
@@ -141,6 +141,27 @@ export class Processor {
       },
       'processor running',
     );
+  }
+
+  /**
+   * A replica started while the broker is away (restarted, or not up yet) waits for it, as a
+   * Kafka Streams application does, instead of exiting: kafkajs gives up after a few seconds.
+   */
+  private async untilConnected(admin: Admin): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.connect();
+        return;
+      } catch (error) {
+        if (this.state !== 'starting') throw error;
+        const retryInMs = Math.min(10_000, 500 * 2 ** (attempt - 1));
+        this.logger.warn(
+          { err: error, attempt, retry_in_ms: retryInMs },
+          'Kafka is not reachable; waiting for it',
+        );
+        await new Promise((resolve) => setTimeout(resolve, retryInMs));
+      }
+    }
   }
 
   /** SIGTERM: finish the batch in hand, commit every task, leave the group. */
