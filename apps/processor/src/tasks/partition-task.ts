@@ -152,7 +152,16 @@ export abstract class PartitionTask {
     return this.exclusive(async () => {
       await this.producerCalls;
       if (this.broken) throw new Error('producing failed while the partition was handed over');
-      const committed = await this.settledCommit(readCommitted);
+      let committed = await this.settledCommit(readCommitted);
+      let first: string | undefined;
+      if (committed === undefined) {
+        first = await earliest();
+        // Records before this batch were read, yet nothing is committed: a replaced task's
+        // work was lost (the partition is read again from its start), or the commit that
+        // covers them is not visible yet: after a broker restart, transactional offsets stay
+        // pending until their markers are written. The latter gets a few seconds to show.
+        if (first !== fetchedOffset) committed = await this.commitShowingUp(readCommitted);
+      }
       const groupOffset = committed?.offset;
       const inSync = this.fresh || (!this.dirty && groupOffset === this.committedOffset);
       if (!inSync) {
@@ -168,9 +177,21 @@ export abstract class PartitionTask {
       this.adoptCommitted(committed?.metadata);
       this.nextOffset = undefined;
       this.needsSync = false;
-      const resumeAt = groupOffset ?? (await earliest());
+      const resumeAt = groupOffset ?? first!;
       return resumeAt !== fetchedOffset ? resumeAt : undefined;
     });
+  }
+
+  /** The group's committed offset if one shows up within a few seconds. */
+  private async commitShowingUp(
+    readCommitted: () => Promise<CommittedOffset | undefined>,
+  ): Promise<CommittedOffset | undefined> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const committed = await readCommitted();
+      if (committed !== undefined) return committed;
+    }
+    return undefined;
   }
 
   /**
