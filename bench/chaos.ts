@@ -8,8 +8,6 @@
 // Exits non-zero on any difference, any replica crash, or a run that does not settle.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -18,6 +16,7 @@ import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
 import { createKafka, ensureTopics, readTopicToEnd } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
 import { generateOrders } from '@sluice/operators/testing';
+import { freePort, sleep, until } from '@sluice/testing';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
 
@@ -27,7 +26,7 @@ import type { ChaosReport, PipelineReport } from './chaos/report';
 import { AppProcess, ChaosBroker, ChaosDatabase } from './chaos/system';
 import { verify } from './chaos/verify';
 import type { KeyedRecord } from './chaos/verify';
-import { DAY, fmt, log, notCommitted, PARTITIONS, RESULTS, sleep } from './support/kafka-bench';
+import { DAY, fmt, log, notCommitted, PARTITIONS, RESULTS } from './support/kafka-bench';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,22 +59,6 @@ const OUT = args.out ?? join(RESULTS, `chaos-${new Date().toISOString().replace(
 
 const started = Date.now();
 const elapsed = () => Math.round((Date.now() - started) / 100) / 10;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0);
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs / 1000} s`);
-    await sleep(250);
-  }
-}
 
 class Chaos {
   readonly prefix = `chaos-${randomUUID().slice(0, 8)}`;
@@ -129,11 +112,10 @@ class Chaos {
       OUT,
     );
     this.admin.start();
-    await until(
-      async () => (await fetch(`${this.adminUrl}/health/ready`)).ok,
-      'admin ready',
-      60_000,
-    );
+    await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, {
+      what: 'admin ready',
+      intervalMs: 250,
+    });
     for (const definition of definitions) {
       const response = await fetch(`${this.adminUrl}/api/v1/pipelines`, {
         method: 'POST',
@@ -175,8 +157,7 @@ class Chaos {
         }
         return true;
       },
-      'every replica running every pipeline',
-      120_000,
+      { what: 'every replica running every pipeline', timeoutMs: 120_000, intervalMs: 250 },
     );
     log(`[${elapsed()} s] ${REPLICAS} replicas running the pipelines`);
   }
@@ -353,7 +334,11 @@ async function main(): Promise<void> {
     });
     const produceSeconds = (Date.now() - produceStarted) / 1000;
     if (!brokerRestarted) await chaos.restartBroker();
-    await until(async () => chaos.kills.length >= MIN_KILLS, `${MIN_KILLS} kills`, 600_000);
+    await until(() => chaos.kills.length >= MIN_KILLS, {
+      what: `${MIN_KILLS} kills`,
+      timeoutMs: 600_000,
+      intervalMs: 250,
+    });
     await stopKilling();
     log(`[${elapsed()} s] chaos over: ${chaos.kills.length} kills, one broker restart; settling`);
 

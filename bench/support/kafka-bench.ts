@@ -10,6 +10,7 @@ import { canonicalJson, validateDefinition } from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
 import { ensureTopics } from '@sluice/kafka';
 import { generateOrders } from '@sluice/operators/testing';
+import { sleep } from '@sluice/testing';
 import { Partitioners } from 'kafkajs';
 import type { Admin, Kafka } from 'kafkajs';
 
@@ -20,7 +21,7 @@ export const RESULTS = join(__dirname, '..', 'results');
 const MAIN = join(__dirname, '..', '..', 'apps', 'processor', 'dist', 'main.js');
 
 export const log = (message: string) => process.stderr.write(`${message}\n`);
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
 export const rate = (count: number, ms: number) => Math.round((count / ms) * 1000);
 export const fmt = (n: number) => n.toLocaleString('en-GB');
 

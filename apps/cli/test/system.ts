@@ -4,10 +4,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 import { uniqueName } from '@sluice/kafka/testing';
+import { freePort, until } from '@sluice/testing';
 import pg from 'pg';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -18,22 +18,6 @@ export interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0);
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 export class SluiceSystem {
@@ -72,7 +56,9 @@ export class SluiceSystem {
       METRICS_PORT: String(await freePort()),
       STATS_INTERVAL_MS: '500',
     });
-    await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, 'admin ready');
+    await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, {
+      what: 'admin ready',
+    });
   }
 
   private launch(app: string, env: Record<string, string>): void {

@@ -3,9 +3,7 @@
 // the admin's relay writes them, and outputs are read read_committed.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 import { internalTopics, validateDefinition } from '@sluice/contracts';
@@ -14,30 +12,11 @@ import { createKafka, ensureTopics } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
 import type { ReferenceResult } from '@sluice/operators';
 import { uniqueName } from '@sluice/kafka/testing';
+import { freePort, until } from '@sluice/testing';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Kafka, Producer } from 'kafkajs';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0);
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  { timeoutMs = 60_000, what = 'condition' } = {},
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 export class Replica {
   readonly output: string[] = [];

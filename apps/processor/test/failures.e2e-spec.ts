@@ -2,11 +2,11 @@
 // the committed output still equals the reference run exactly — nothing lost, nothing twice.
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 import type { EventEnvelope } from '@sluice/contracts';
+import { sleep, until } from '@sluice/testing';
 
-import { canonical, reference, TestCluster, until } from './cluster';
+import { canonical, reference, TestCluster } from './cluster';
 
 const DAY = 86_400_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('replicas changing while events flow', () => {
   let cluster: TestCluster;

@@ -4,8 +4,9 @@ import { lookupTablesFrom, runReference } from '@sluice/operators';
 import { orderEvent } from '@sluice/operators/testing';
 import { validateDefinition } from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinitionInput, ProcessorStats } from '@sluice/contracts';
+import { until } from '@sluice/testing';
 
-import { canonical, TestCluster, until } from './cluster';
+import { canonical, TestCluster } from './cluster';
 
 type Definition = PipelineDefinitionInput & { id: string; output: string };
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 
 import { createKafka, ensureTopics } from '@sluice/kafka';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
+import { until } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
 import type { Producer } from 'kafkajs';
 
@@ -22,14 +23,6 @@ function stored(id: string, version: number, overrides: Record<string, unknown> 
     updated_at: '',
     ...overrides,
   });
-}
-
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('RegistryFollower', () => {
@@ -85,7 +78,7 @@ describe('RegistryFollower', () => {
           { key: b, value: stored(b, 1) },
         ],
       });
-      await until(() => changes.length === 7);
+      await until(() => changes.length === 7, { what: 'seven changes', timeoutMs: 15_000 });
       expect(changes.slice(5).map((change) => change.kind)).toEqual(['reset', 'ignored']);
       expect(registry.get(b)?.stored.reset_generation).toBe(1);
     } finally {

@@ -48,6 +48,8 @@ export function transactionalId(group: string, topic: string, partition: number)
 export abstract class PartitionTask {
   /** Next offset to read after the last committed transaction (what the group has). */
   committedOffset: string | undefined;
+  /** The metadata that this task's last commit carried with `committedOffset`. */
+  private committedMetadata: string | undefined;
   /** Consumer lag after the last batch. */
   lag = 0;
   /** Set after a failure: the owner replaces the task, which rebuilds from what was committed. */
@@ -152,7 +154,7 @@ export abstract class PartitionTask {
     return this.exclusive(async () => {
       await this.producerCalls;
       if (this.broken) throw new Error('producing failed while the partition was handed over');
-      let committed = await this.settledCommit(readCommitted);
+      let committed = await this.latestCommit(readCommitted);
       let first: string | undefined;
       if (committed === undefined) {
         first = await earliest();
@@ -178,6 +180,10 @@ export abstract class PartitionTask {
       this.nextOffset = undefined;
       this.needsSync = false;
       const resumeAt = groupOffset ?? first!;
+      this.logger.info(
+        { fetched: fetchedOffset, committed: groupOffset, resume_at: resumeAt, rebuilt: !inSync },
+        'partition synced with the group',
+      );
       return resumeAt !== fetchedOffset ? resumeAt : undefined;
     });
   }
@@ -195,22 +201,26 @@ export abstract class PartitionTask {
   }
 
   /**
-   * The group's committed offset once it includes this task's own last commit. A transaction's
-   * offsets become visible to OffsetFetch only when its markers are written, a moment after the
-   * commit returns (kafkajs cannot ask for `require_stable`); reading too early would replay
-   * committed records. A previous owner's commits are settled by the fencing in `open`.
+   * The group's committed offset, or this task's own last commit where the group's reads lag
+   * behind it. A transaction's offsets become visible to OffsetFetch only once its markers are
+   * written, which can take seconds after a broker restart, and kafkajs cannot ask for
+   * `require_stable`: going by the stale read would replay committed records. A commit this task
+   * made is final, and nobody can have committed before it since (whoever did fenced this
+   * producer, and its next transaction fails). A previous owner's commits are settled by the
+   * fencing in `open`.
    */
-  private async settledCommit(
+  private async latestCommit(
     readCommitted: () => Promise<CommittedOffset | undefined>,
   ): Promise<CommittedOffset | undefined> {
+    const committed = await readCommitted();
     const ours = this.committedOffset;
-    for (let attempt = 0; ; attempt++) {
-      const committed = await readCommitted();
-      const behind =
-        ours !== undefined && (committed === undefined || BigInt(committed.offset) < BigInt(ours));
-      if (!behind || attempt >= 100) return committed;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    if (ours === undefined) return committed;
+    if (committed !== undefined && BigInt(committed.offset) >= BigInt(ours)) return committed;
+    this.logger.info(
+      { read: committed?.offset, ours },
+      "the group's committed offset reads behind this task's last commit (markers pending); going by the commit",
+    );
+    return { offset: ours, metadata: this.committedMetadata };
   }
 
   /**
@@ -302,7 +312,10 @@ export abstract class PartitionTask {
       await transaction.commit();
       this.transaction = undefined;
       this.context.metrics.commitSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      if (offset !== undefined) this.committedOffset = offset;
+      if (offset !== undefined) {
+        this.committedOffset = offset;
+        this.committedMetadata = metadata;
+      }
     });
   }
 

@@ -1,0 +1,2 @@
+export { freePort, sleep, until } from './waiting';
+export type { UntilOptions } from './waiting';
