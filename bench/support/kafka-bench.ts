@@ -1,6 +1,7 @@
 // What the end-to-end benchmarks share: producing the input, running the built processor as a
 // replica, knowing when a consumer group has committed everything, and reading a topic back.
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -18,7 +19,8 @@ export const PARTITIONS = 6;
 export const DAY = 86_400_000;
 /** Replica logs and CPU profiles (git-ignored). */
 export const RESULTS = join(__dirname, '..', 'results');
-const MAIN = join(__dirname, '..', '..', 'apps', 'processor', 'dist', 'main.js');
+const ROOT = join(__dirname, '..', '..');
+const MAIN = join(ROOT, 'apps', 'processor', 'dist', 'main.js');
 
 export const log = (message: string) => process.stderr.write(`${message}\n`);
 export { sleep };
@@ -228,4 +230,36 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill(signal);
   await exited;
+}
+
+/**
+ * (a) of the end-to-end benches: the raw consume rate of `topic` by a plain kafkajs group in a
+ * process of its own (bench/support/raw-consume.ts), stock or as Sluice runs kafkajs.
+ */
+export async function rawConsumeRate(
+  topic: string,
+  expected: number,
+  options: { parse: boolean; stock: boolean; group: string; nodeFlags?: string[] },
+): Promise<number> {
+  const script = join(__dirname, 'raw-consume.ts');
+  const flags = [
+    `--topic=${topic}`,
+    `--group=${options.group}`,
+    `--expected=${expected}`,
+    ...(options.parse ? ['--parse'] : []),
+  ];
+  const sluiceKafka = options.stock ? [] : ['--import', join(ROOT, 'libs/kafka/src/index.ts')];
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), '--import', 'tsx', ...sluiceKafka, script, ...flags],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`the raw consumer exited with ${code}`);
+  const { count, bytes, ms } = JSON.parse(output) as { count: number; bytes: number; ms: number };
+  const label = `raw kafkajs${options.stock ? ' 2.2.4 as published' : ' as Sluice runs it'}${options.parse ? ' + JSON.parse' : ''}`;
+  log(`  ${label}: ${fmt(count)} records (${fmt(bytes)} value bytes) in ${ms} ms`);
+  return rate(count, ms);
 }

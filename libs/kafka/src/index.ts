@@ -1,5 +1,6 @@
-// First: it must replace a kafkajs module before kafkajs is loaded (see the file).
+// First: they replace kafkajs modules before kafkajs is loaded (see kafkajs-module.ts).
 import './read-committed-fix';
+import './fast-record-decoder';
 
 export { brokersFromEnv, DEFAULT_KAFKA_BROKERS } from './config';
 export { createKafka } from './client';

@@ -7,8 +7,7 @@
 // is entered, in first-offset order) before kafkajs loads it. The package's index imports it
 // first, so every Sluice process that reads through @sluice/kafka gets the fix; an app that
 // imports kafkajs itself imports '@sluice/kafka' before it.
-import { createRequire } from 'node:module';
-import Module from 'node:module';
+import { replaceKafkajsModule } from './kafkajs-module';
 
 interface AbortedTransaction {
   firstOffset: string;
@@ -57,12 +56,4 @@ export function filterAbortedMessages({
   });
 }
 
-const load = createRequire(__filename);
-const target = load.resolve('kafkajs/src/consumer/filterAbortedMessages');
-if (!load.cache[load.resolve('kafkajs/src/consumer/batch')]) {
-  const replacement = new Module(target);
-  replacement.filename = target;
-  replacement.loaded = true;
-  replacement.exports = filterAbortedMessages;
-  load.cache[target] = replacement;
-}
+replaceKafkajsModule('consumer/filterAbortedMessages', 'consumer/batch', filterAbortedMessages);

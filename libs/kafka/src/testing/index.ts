@@ -69,3 +69,6 @@ export async function readTopic(
   }
 }
 export { OwnBroker } from './own-broker';
+export { kafkajsModule, originalKafkajsModule } from '../kafkajs-module';
+export { decodeRecord } from '../fast-record-decoder';
+export type { RecordBatchContext } from '../fast-record-decoder';
