@@ -48,8 +48,8 @@ const { values: args } = parseArgs({
 const N = Number(args.events);
 const STATES = Number(args['restore-states']);
 /**
- * Extra V8 flags for the replica (`SLUICE_NODE_FLAGS`), to try tunings; pass the same to this
- * process (`node --… --import tsx bench/e2e.bench.ts`) so the ceiling is measured alike.
+ * Extra V8 flags (`SLUICE_NODE_FLAGS`), to try tunings: given to the replica and to the plain
+ * kafkajs consumers alike, beside the flags the processor image runs with.
  */
 const NODE_FLAGS = (process.env['SLUICE_NODE_FLAGS'] ?? '')
   .split(' ')

@@ -8,4 +8,6 @@ if [[ ! -f "$main" ]]; then
   echo "[start:$app] no build yet; building $app" >&2
   NX_DAEMON=false npx nx run "$app:build" --outputStyle=stream-without-prefixes >&2
 fi
+# The processor runs as its image does (docker/Dockerfile): a larger young generation.
+if [[ "$app" == processor ]]; then export NODE_OPTIONS="${NODE_OPTIONS:---max-semi-space-size=64}"; fi
 exec node "$main"

@@ -179,8 +179,14 @@ export interface Replica {
 let nextPort = 19_600;
 
 /**
- * The built processor (apps/processor/dist) as users run it. `nodeFlags` are extra V8 flags
- * (to try tunings); `profile` writes a CPU profile to bench/results/.
+ * V8 flags the processor image runs with (NODE_OPTIONS in docker/Dockerfile): the benches run
+ * replicas, and the plain kafkajs consumers they are compared with, the same way.
+ */
+export const PROCESSOR_NODE_FLAGS = ['--max-semi-space-size=64'];
+
+/**
+ * The built processor (apps/processor/dist) as users run it (PROCESSOR_NODE_FLAGS). `nodeFlags`
+ * are extra V8 flags (to try tunings); `profile` writes a CPU profile to bench/results/.
  */
 export function startReplica(options: {
   id: string;
@@ -191,7 +197,8 @@ export function startReplica(options: {
 }): Replica {
   const metricsPort = nextPort++;
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [];
-  const child = spawn(process.execPath, [...profile, ...(options.nodeFlags ?? []), MAIN], {
+  const flags = [...PROCESSOR_NODE_FLAGS, ...(options.nodeFlags ?? [])];
+  const child = spawn(process.execPath, [...profile, ...flags, MAIN], {
     env: {
       ...process.env,
       SOURCE_TOPICS: `${options.prefix}.events`,
@@ -251,7 +258,15 @@ export async function rawConsumeRate(
   const sluiceKafka = options.stock ? [] : ['--import', join(ROOT, 'libs/kafka/src/index.ts')];
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), '--import', 'tsx', ...sluiceKafka, script, ...flags],
+    [
+      ...PROCESSOR_NODE_FLAGS,
+      ...(options.nodeFlags ?? []),
+      '--import',
+      'tsx',
+      ...sluiceKafka,
+      script,
+      ...flags,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let output = '';

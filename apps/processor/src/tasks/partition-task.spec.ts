@@ -5,7 +5,19 @@ import { ProcessorMetrics } from '../observability/processor-metrics';
 import { PartitionTask } from './partition-task';
 import type { CommittedOffset } from './partition-task';
 
-/** A task with no producer: `sync` needs none when nothing is open. */
+/** What the task did, in order: producers started (each fences the last) and offset reads. */
+let steps: string[] = [];
+
+/** Producers that only record that they started: the broker side is the e2e suites' job. */
+const kafka = {
+  producer: () => ({
+    connect: async () => void steps.push('producer started'),
+    transaction: async () => ({ isActive: () => false }),
+    disconnect: async () => undefined,
+  }),
+} as unknown as Kafka;
+
+/** A task whose state is a count of rebuilds. */
 class BareTask extends PartitionTask {
   rebuilds = 0;
   protected handle(): void {}
@@ -18,7 +30,7 @@ class BareTask extends PartitionTask {
 
 function bareTask(): BareTask {
   return new BareTask('events', 0, {
-    kafka: {} as Kafka,
+    kafka,
     consumerGroup: 'group',
     logger: pino({ level: 'silent' }),
     metrics: new ProcessorMetrics({
@@ -30,7 +42,14 @@ function bareTask(): BareTask {
   });
 }
 
-const reads = (committed: CommittedOffset | undefined) => async () => committed;
+const reads = (committed: CommittedOffset | undefined) => async () => {
+  steps.push('offset read');
+  return committed;
+};
+
+beforeEach(() => {
+  steps = [];
+});
 const earliest = async () => '0';
 
 describe('PartitionTask.sync', () => {
@@ -55,6 +74,17 @@ describe('PartitionTask.sync', () => {
     );
     expect(task.committedOffset).toBe('160');
     expect(task.rebuilds).toBe(1);
+  });
+
+  it('fences the partition with a new producer before it reads the committed offset', async () => {
+    const task = bareTask();
+    await task.open();
+    // Opening fenced already: the first sync reads at once.
+    await task.sync('0', reads(undefined), earliest);
+    expect(steps).toEqual(['producer started', 'offset read']);
+    steps = [];
+    await task.sync('0', reads(undefined), earliest);
+    expect(steps).toEqual(['producer started', 'offset read']);
   });
 
   it('resumes without seeking when the batch starts at the committed offset', async () => {

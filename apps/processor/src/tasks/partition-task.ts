@@ -120,6 +120,17 @@ export abstract class PartitionTask {
    * committed offset, the changelog) is final. Then restores state.
    */
   async open(): Promise<void> {
+    await this.startProducer();
+    await this.rebuild();
+    this.fresh = true;
+  }
+
+  /**
+   * A producer for this partition's transactional id, with a transaction begun: its
+   * InitProducerId fences any other producer of the id (a previous owner, or this task's own
+   * previous producer) and settles that producer's last transaction, committed or aborted.
+   */
+  private async startProducer(): Promise<void> {
     const producer = this.context.kafka.producer({
       transactionalId: transactionalId(this.context.consumerGroup, this.topic, this.partition),
       idempotent: true,
@@ -131,12 +142,16 @@ export abstract class PartitionTask {
       // only restart the task against the same broker.
       retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: Number.MAX_SAFE_INTEGER },
     });
+    const previous = this.producer;
     this.producer = producer;
-    await producer.connect();
-    this.transaction = await producer.transaction();
+    this.transaction = undefined;
+    try {
+      await producer.connect();
+      this.transaction = await producer.transaction();
+    } finally {
+      await previous?.disconnect().catch(() => undefined);
+    }
     this.transactionStarted = Date.now();
-    await this.rebuild();
-    this.fresh = true;
   }
 
   /**
@@ -145,6 +160,11 @@ export abstract class PartitionTask {
    * Returns the offset to seek to when the batch that came does not start there: the committed
    * offset, or the partition's first (`earliest`) when nothing is committed yet, since the
    * consumer may have read past records whose work was lost with a replaced task.
+   *
+   * The committed offset is read only right after this partition's producer was (re)started:
+   * OffsetFetch cannot ask for stable offsets through kafkajs, and the fencing is what makes
+   * every earlier transaction of the partition final (after a broker restart their markers can
+   * take seconds to be written).
    */
   sync(
     fetchedOffset: string,
@@ -154,6 +174,12 @@ export abstract class PartitionTask {
     return this.exclusive(async () => {
       await this.producerCalls;
       if (this.broken) throw new Error('producing failed while the partition was handed over');
+      const clean = !this.dirty;
+      if (!this.fresh) {
+        // Whatever the old producer had open is aborted by the fencing: not clean any more.
+        this.pending.clear();
+        await this.startProducer();
+      }
       let committed = await this.latestCommit(readCommitted);
       let first: string | undefined;
       if (committed === undefined) {
@@ -165,7 +191,7 @@ export abstract class PartitionTask {
         if (first !== fetchedOffset) committed = await this.commitShowingUp(readCommitted);
       }
       const groupOffset = committed?.offset;
-      const inSync = this.fresh || (!this.dirty && groupOffset === this.committedOffset);
+      const inSync = this.fresh || (clean && groupOffset === this.committedOffset);
       if (!inSync) {
         this.logger.info(
           { committed: groupOffset, had: this.committedOffset },
@@ -201,13 +227,11 @@ export abstract class PartitionTask {
   }
 
   /**
-   * The group's committed offset, or this task's own last commit where the group's reads lag
-   * behind it. A transaction's offsets become visible to OffsetFetch only once its markers are
-   * written, which can take seconds after a broker restart, and kafkajs cannot ask for
-   * `require_stable`: going by the stale read would replay committed records. A commit this task
-   * made is final, and nobody can have committed before it since (whoever did fenced this
-   * producer, and its next transaction fails). A previous owner's commits are settled by the
-   * fencing in `open`.
+   * The group's committed offset, and never one lower than this task's own last commit. The
+   * fencing before the read settles every transaction of the partition, so a lower read should
+   * not happen; if it does (a group coordinator still loading its log after a restart, say),
+   * replaying committed records would double count them. A commit this task made is final, and
+   * nobody can have committed since without fencing this task (its next transaction fails).
    */
   private async latestCommit(
     readCommitted: () => Promise<CommittedOffset | undefined>,
@@ -218,7 +242,7 @@ export abstract class PartitionTask {
     if (committed !== undefined && BigInt(committed.offset) >= BigInt(ours)) return committed;
     this.logger.info(
       { read: committed?.offset, ours },
-      "the group's committed offset reads behind this task's last commit (markers pending); going by the commit",
+      "the group's committed offset reads behind this task's last commit; going by the commit",
     );
     return { offset: ours, metadata: this.committedMetadata };
   }
