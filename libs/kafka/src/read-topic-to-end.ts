@@ -72,8 +72,11 @@ export async function readTopicToEnd(
         eachBatch: async ({ batch, heartbeat }) => {
           const end = remaining.get(batch.partition);
           if (end === undefined) return;
+          // Offsets are compared one by one only in the batch that reaches the end (a restore
+          // reads millions of records, and parsing each offset into a BigInt shows).
+          const reachesEnd = BigInt(batch.lastOffset()) >= end;
           for (const message of batch.messages) {
-            if (BigInt(message.offset) >= end) break;
+            if (reachesEnd && BigInt(message.offset) >= end) break;
             count += 1;
             onRecord({
               partition: batch.partition,

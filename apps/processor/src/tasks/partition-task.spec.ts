@@ -1,18 +1,27 @@
-import type { Kafka } from 'kafkajs';
+import type { Kafka, TopicMessages } from 'kafkajs';
 import pino from 'pino';
 
 import { ProcessorMetrics } from '../observability/processor-metrics';
-import { PartitionTask } from './partition-task';
-import type { CommittedOffset } from './partition-task';
+import { PartitionTask, SWEEP_KEY } from './partition-task';
+import type { CommittedOffset, WrittenTopics } from './partition-task';
 
-/** What the task did, in order: producers started (each fences the last) and offset reads. */
+/** What the task did, in order: producers started (each fences the last), sweeps, reads. */
 let steps: string[] = [];
+let swept: TopicMessages[] = [];
 
-/** Producers that only record that they started: the broker side is the e2e suites' job. */
+/** Producers that record what they are asked: the broker side is the e2e suites' job. */
 const kafka = {
   producer: () => ({
     connect: async () => void steps.push('producer started'),
-    transaction: async () => ({ isActive: () => false }),
+    transaction: async () => ({
+      isActive: () => true,
+      sendBatch: async ({ topicMessages }: { topicMessages: TopicMessages[] }) => {
+        swept = topicMessages;
+        steps.push('records sent');
+      },
+      sendOffsets: async () => void steps.push('offsets sent'),
+      abort: async () => void steps.push('aborted'),
+    }),
     disconnect: async () => undefined,
   }),
 } as unknown as Kafka;
@@ -23,13 +32,17 @@ class BareTask extends PartitionTask {
   protected handle(): void {}
   protected onTick(): void {}
   protected refresh(): void {}
+  protected writtenTopics(): WrittenTopics {
+    return { all: ['results'], own: ['changelog'] };
+  }
   protected async rebuild(): Promise<void> {
     this.rebuilds += 1;
+    steps.push('rebuilt');
   }
 }
 
 function bareTask(): BareTask {
-  return new BareTask('events', 0, {
+  return new BareTask('events', 2, {
     kafka,
     consumerGroup: 'group',
     logger: pino({ level: 'silent' }),
@@ -39,6 +52,7 @@ function bareTask(): BareTask {
       assignedPartitions: () => 0,
     }),
     commitIntervalMs: 100,
+    partitionsOf: async () => 3,
   });
 }
 
@@ -46,24 +60,56 @@ const reads = (committed: CommittedOffset | undefined) => async () => {
   steps.push('offset read');
   return committed;
 };
+const earliest = async () => '0';
+const FENCE = ['producer started', 'records sent', 'offsets sent', 'aborted'];
 
 beforeEach(() => {
   steps = [];
+  swept = [];
 });
-const earliest = async () => '0';
 
-describe('PartitionTask.sync', () => {
-  it("goes by the task's own last commit when the group's offset reads behind it", async () => {
+describe('PartitionTask', () => {
+  it('opens by fencing the partition and aborting a sweep of every partition it writes', async () => {
+    const task = bareTask();
+    await task.open();
+    expect(steps).toEqual([...FENCE, 'rebuilt']);
+    expect(
+      swept.map(({ topic, messages }) => [topic, messages.map((m) => [m.partition, m.key])]),
+    ).toEqual([
+      [
+        'results',
+        [
+          [0, SWEEP_KEY],
+          [1, SWEEP_KEY],
+          [2, SWEEP_KEY],
+        ],
+      ],
+      ['changelog', [[2, SWEEP_KEY]]],
+    ]);
+  });
+
+  it('reads the committed offset of a kept task only after fencing it again', async () => {
+    const task = bareTask();
+    await task.open();
+    steps = [];
+    // The first sync after opening needs no second fence.
+    await task.sync('0', reads(undefined), earliest);
+    expect(steps).toEqual(['offset read']);
+    steps = [];
+    await task.sync('0', reads(undefined), earliest);
+    expect(steps).toEqual([...FENCE, 'offset read']);
+  });
+
+  it("follows the group's offset below its own last commit, rebuilding the state", async () => {
+    // After a broker restart that lost the markers of the task's last commit, the sweep
+    // aborted that commit: the group's offset is the truth, and the state must match it.
     const task = bareTask();
     task.committedOffset = '100';
-    // After a broker restart the commit's markers may still be pending: OffsetFetch (without
-    // require_stable) answers the previous stable offset, or none at all.
     expect(await task.sync('40', reads({ offset: '40', metadata: undefined }), earliest)).toBe(
-      '100',
+      undefined,
     );
-    expect(await task.sync('0', reads(undefined), earliest)).toBe('100');
-    expect(task.committedOffset).toBe('100');
-    expect(task.rebuilds).toBe(0);
+    expect(task.committedOffset).toBe('40');
+    expect(task.rebuilds).toBe(1);
   });
 
   it("follows the group's offset when it is ahead (another owner committed since)", async () => {
@@ -76,23 +122,18 @@ describe('PartitionTask.sync', () => {
     expect(task.rebuilds).toBe(1);
   });
 
-  it('fences the partition with a new producer before it reads the committed offset', async () => {
-    const task = bareTask();
-    await task.open();
-    // Opening fenced already: the first sync reads at once.
-    await task.sync('0', reads(undefined), earliest);
-    expect(steps).toEqual(['producer started', 'offset read']);
-    steps = [];
-    await task.sync('0', reads(undefined), earliest);
-    expect(steps).toEqual(['producer started', 'offset read']);
-  });
-
-  it('resumes without seeking when the batch starts at the committed offset', async () => {
+  it('resumes without seeking or rebuilding when the batch starts at its own commit', async () => {
     const task = bareTask();
     task.committedOffset = '100';
     expect(
       await task.sync('100', reads({ offset: '100', metadata: undefined }), earliest),
     ).toBeUndefined();
     expect(task.rebuilds).toBe(0);
+  });
+
+  it('goes back to the start of a partition nothing was committed for', async () => {
+    const task = bareTask();
+    await task.open();
+    expect(await task.sync('500', reads(undefined), async () => '7')).toBe('7');
   });
 });

@@ -20,7 +20,18 @@ export interface TaskContext {
   logger: Logger;
   metrics: ProcessorMetrics;
   commitIntervalMs: number;
+  /** How many partitions a topic has (for the sweep). */
+  partitionsOf(topic: string): Promise<number>;
 }
+
+/** Topics a task writes to: every partition of `all`, its own partition of `own`. */
+export interface WrittenTopics {
+  all: string[];
+  own: string[];
+}
+
+/** Key of the records of the sweep transaction, which is always aborted (see `sweep`). */
+export const SWEEP_KEY = '~sluice|sweep';
 
 /** The part of a kafkajs batch a task reads. */
 export interface InputBatch {
@@ -48,8 +59,6 @@ export function transactionalId(group: string, topic: string, partition: number)
 export abstract class PartitionTask {
   /** Next offset to read after the last committed transaction (what the group has). */
   committedOffset: string | undefined;
-  /** The metadata that this task's last commit carried with `committedOffset`. */
-  private committedMetadata: string | undefined;
   /** Consumer lag after the last batch. */
   lag = 0;
   /** Set after a failure: the owner replaces the task, which rebuilds from what was committed. */
@@ -93,6 +102,8 @@ export abstract class PartitionTask {
   protected abstract rebuild(): Promise<void>;
   /** Called before each batch and tick: adopt definition changes. */
   protected abstract refresh(): void;
+  /** Every topic this task's transactions may write to (the offsets topic aside). */
+  protected abstract writtenTopics(): WrittenTopics;
 
   /** A string committed with the offset, atomically (the source's event time). */
   protected commitMetadata(): string | undefined {
@@ -120,9 +131,61 @@ export abstract class PartitionTask {
    * committed offset, the changelog) is final. Then restores state.
    */
   async open(): Promise<void> {
-    await this.startProducer();
+    await this.fence();
     await this.rebuild();
     this.fresh = true;
+  }
+
+  /**
+   * Takes the partition's transactional id over and settles everything written under it
+   * before: the new producer's InitProducerId completes or aborts the last transaction the
+   * coordinator knows of, and the sweep aborts what it cannot know of (see `sweep`).
+   */
+  private async fence(): Promise<void> {
+    await this.startProducer();
+    await this.sweep();
+  }
+
+  /**
+   * One transaction that writes a record to every partition this task may write to and
+   * commits offsets, then aborts. A single-node broker restarted while a transaction commits
+   * can lose commit markers it had acknowledged (README, Known issues): the coordinator records
+   * the transaction as committed, but its records, changelog entries and offset commit hang,
+   * invisible to read_committed readers, until the next marker of the same producer id lands
+   * in each partition, which would then make them visible after the work had been redone from
+   * the state before them. This transaction's abort marker lands in every such partition first
+   * and settles them as aborted, consistently: the state, the offsets and the outputs are then
+   * all as they were before the lost transaction, whose work is redone once. Its own records
+   * are aborted too: read_committed readers never see them.
+   */
+  private async sweep(): Promise<void> {
+    const { all, own } = this.writtenTopics();
+    const topicMessages: TopicMessages[] = [];
+    for (const topic of all) {
+      const count = await this.context.partitionsOf(topic);
+      topicMessages.push({
+        topic,
+        messages: Array.from({ length: count }, (_, partition) => ({
+          partition,
+          key: SWEEP_KEY,
+          value: null,
+        })),
+      });
+    }
+    for (const topic of own)
+      topicMessages.push({
+        topic,
+        messages: [{ partition: this.partition, key: SWEEP_KEY, value: null }],
+      });
+    const transaction = this.transaction!;
+    if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+    await transaction.sendOffsets({
+      consumerGroupId: this.context.consumerGroup,
+      topics: [{ topic: this.topic, partitions: [{ partition: this.partition, offset: '0' }] }],
+    });
+    await transaction.abort();
+    this.transaction = await this.producer!.transaction();
+    this.transactionStarted = Date.now();
   }
 
   /**
@@ -161,10 +224,11 @@ export abstract class PartitionTask {
    * offset, or the partition's first (`earliest`) when nothing is committed yet, since the
    * consumer may have read past records whose work was lost with a replaced task.
    *
-   * The committed offset is read only right after this partition's producer was (re)started:
-   * OffsetFetch cannot ask for stable offsets through kafkajs, and the fencing is what makes
-   * every earlier transaction of the partition final (after a broker restart their markers can
-   * take seconds to be written).
+   * The committed offset is read only right after the partition was fenced (a new producer and
+   * the sweep): OffsetFetch cannot ask for stable offsets through kafkajs, and the fencing is
+   * what makes every earlier transaction of the partition final. Then the group's offset is the
+   * truth, even below this task's own last commit: the broker may have lost that commit's
+   * markers, and the sweep has aborted it.
    */
   sync(
     fetchedOffset: string,
@@ -178,18 +242,10 @@ export abstract class PartitionTask {
       if (!this.fresh) {
         // Whatever the old producer had open is aborted by the fencing: not clean any more.
         this.pending.clear();
-        await this.startProducer();
+        await this.fence();
       }
-      let committed = await this.latestCommit(readCommitted);
-      let first: string | undefined;
-      if (committed === undefined) {
-        first = await earliest();
-        // Records before this batch were read, yet nothing is committed: a replaced task's
-        // work was lost (the partition is read again from its start), or the commit that
-        // covers them is not visible yet: after a broker restart, transactional offsets stay
-        // pending until their markers are written. The latter gets a few seconds to show.
-        if (first !== fetchedOffset) committed = await this.commitShowingUp(readCommitted);
-      }
+      const committed = await readCommitted();
+      const first = committed === undefined ? await earliest() : undefined;
       const groupOffset = committed?.offset;
       const inSync = this.fresh || (clean && groupOffset === this.committedOffset);
       if (!inSync) {
@@ -212,39 +268,6 @@ export abstract class PartitionTask {
       );
       return resumeAt !== fetchedOffset ? resumeAt : undefined;
     });
-  }
-
-  /** The group's committed offset if one shows up within a few seconds. */
-  private async commitShowingUp(
-    readCommitted: () => Promise<CommittedOffset | undefined>,
-  ): Promise<CommittedOffset | undefined> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      const committed = await readCommitted();
-      if (committed !== undefined) return committed;
-    }
-    return undefined;
-  }
-
-  /**
-   * The group's committed offset, and never one lower than this task's own last commit. The
-   * fencing before the read settles every transaction of the partition, so a lower read should
-   * not happen; if it does (a group coordinator still loading its log after a restart, say),
-   * replaying committed records would double count them. A commit this task made is final, and
-   * nobody can have committed since without fencing this task (its next transaction fails).
-   */
-  private async latestCommit(
-    readCommitted: () => Promise<CommittedOffset | undefined>,
-  ): Promise<CommittedOffset | undefined> {
-    const committed = await readCommitted();
-    const ours = this.committedOffset;
-    if (ours === undefined) return committed;
-    if (committed !== undefined && BigInt(committed.offset) >= BigInt(ours)) return committed;
-    this.logger.info(
-      { read: committed?.offset, ours },
-      "the group's committed offset reads behind this task's last commit; going by the commit",
-    );
-    return { offset: ours, metadata: this.committedMetadata };
   }
 
   /**
@@ -336,10 +359,7 @@ export abstract class PartitionTask {
       await transaction.commit();
       this.transaction = undefined;
       this.context.metrics.commitSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      if (offset !== undefined) {
-        this.committedOffset = offset;
-        this.committedMetadata = metadata;
-      }
+      if (offset !== undefined) this.committedOffset = offset;
     });
   }
 
