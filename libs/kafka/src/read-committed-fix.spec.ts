@@ -40,3 +40,26 @@ describe('filterAbortedMessages', () => {
     expect(kept.map((m) => m.offset)).toEqual(['0', '8']);
   });
 });
+
+describe("kafkajs' Batch as the test suites load it (jest.preset.js maps the replacement)", () => {
+  it('drops interleaved aborted transactions too', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Batch = require('kafkajs/src/consumer/batch') as new (
+      topic: string,
+      fetchedOffset: string,
+      partitionData: object,
+    ) => { messages: Array<{ offset: string }> };
+    // Two producers' sweeps, each one aborted record, their markers in the other order.
+    const messages = [record(0, 'p1'), record(1, 'p2'), abort(2, 'p2'), abort(3, 'p1')];
+    const batch = new Batch('t', '0', {
+      partition: 0,
+      highWatermark: '4',
+      messages,
+      abortedTransactions: [
+        { firstOffset: '1', producerId: 'p2' },
+        { firstOffset: '0', producerId: 'p1' },
+      ],
+    });
+    expect(batch.messages.map((m) => m.offset)).toEqual([]);
+  });
+});
