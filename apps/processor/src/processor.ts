@@ -517,12 +517,20 @@ export class Processor {
   private async partitionsOf(topic: string): Promise<number> {
     const known = this.partitionCounts.get(topic);
     if (known !== undefined) return known;
-    const metadata = await retryRetriable(() =>
-      this.admin!.fetchTopicMetadata({ topics: [topic] }),
-    );
-    const count = metadata.topics[0]?.partitions.length ?? 0;
-    if (count > 0) this.partitionCounts.set(topic, count);
-    return count;
+    try {
+      const metadata = await retryRetriable(
+        () => this.admin!.fetchTopicMetadata({ topics: [topic] }),
+        3,
+      );
+      const count = metadata.topics[0]?.partitions.length ?? 0;
+      if (count > 0) this.partitionCounts.set(topic, count);
+      return count;
+    } catch (error) {
+      // A topic deleted under a running pipeline: nothing of it to sweep, and the partitions
+      // of that pipeline must not stop for it.
+      this.logger.warn({ err: error, topic }, 'no metadata for a topic to sweep; skipping it');
+      return 0;
+    }
   }
 
   private async committed(topic: string, partition: number): Promise<CommittedOffset | undefined> {
