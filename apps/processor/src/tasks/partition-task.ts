@@ -126,9 +126,8 @@ export abstract class PartitionTask {
   }
 
   /**
-   * Connects the producer and starts a transaction: the first InitProducerId for this id fences
-   * any previous owner and completes or aborts its open transaction, so what is read next (the
-   * committed offset, the changelog) is final. Then restores state.
+   * Fences the partition (see `fence`), so that what is read next (the changelog, then the
+   * committed offset at the first batch) is final, and restores the state.
    */
   async open(): Promise<void> {
     await this.fence();
