@@ -127,6 +127,14 @@ export class Processor {
     // UNKNOWN_TOPIC_OR_PARTITION until the metadata has caught up.
     await retryRetriable(() => this.startConsumer());
     this.state = 'running';
+    // A definition applied while the consumer was starting found no consumer to resubscribe
+    // (kafkajs' group leader assigns only the topics it subscribed to: a pipeline created then
+    // would never be consumed by the group); it is checked now, in turn with the changes.
+    this.changes = this.changes.then(() =>
+      this.resubscribeIfNeeded().catch((error: Error) =>
+        this.logger.error({ err: error }, 'rejoining the group with new topics failed'),
+      ),
+    );
     this.timers.push(
       setInterval(
         () => void this.tick(),
@@ -262,14 +270,16 @@ export class Processor {
     return [...this.config.sourceTopics, ...this.pipelines.repartitionTopics()];
   }
 
-  /** kafkajs cannot change a running consumer's subscription: a new consumer takes over. */
+  /**
+   * kafkajs cannot change a running consumer's subscription: a new consumer takes over, retried
+   * until one runs (a replica left without a consumer would process nothing).
+   */
   private async resubscribeIfNeeded(): Promise<void> {
-    if (!this.consumer || this.state !== 'running') return;
+    if (this.state !== 'running') return;
     const wanted = this.wantedTopics();
-    if (wanted.join(',') === this.subscribed.join(',')) return;
+    if (this.consumer && wanted.join(',') === this.subscribed.join(',')) return;
     this.logger.info({ topics: wanted }, 'topics changed; rejoining the group');
-    await this.stopConsumer();
-    await this.startConsumer();
+    await this.restartConsumer();
   }
 
   // ---- consumption -------------------------------------------------------------------------
@@ -313,8 +323,9 @@ export class Processor {
   }
 
   /**
-   * After kafkajs gave up (a broker away for longer than its retries last): a new consumer,
-   * attempted until one starts, so that the replica rides out any outage instead of exiting.
+   * A new consumer, attempted until one starts: after kafkajs gave up (a broker away for longer
+   * than its retries last), so that the replica rides out any outage instead of exiting, and
+   * when the topics to read changed.
    */
   private async restartConsumer(): Promise<void> {
     for (let attempt = 1; this.state === 'running'; attempt++) {

@@ -35,7 +35,8 @@ export class Replica {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static async start(id: string, env: Record<string, string>): Promise<Replica> {
+  /** Spawns the built app; `untilReady` false returns at once (it is still starting). */
+  static async start(id: string, env: Record<string, string>, untilReady = true): Promise<Replica> {
     const metricsPort = await freePort();
     const child = spawn(process.execPath, [MAIN], {
       env: {
@@ -48,6 +49,7 @@ export class Replica {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const replica = new Replica(id, metricsPort, child);
+    if (!untilReady) return replica;
     await until(() => replica.ready(), { timeoutMs: 60_000, what: `replica ${id} ready` }).catch(
       (error: Error) => {
         child.kill('SIGKILL');
@@ -186,8 +188,16 @@ export class TestCluster {
     return `${this.prefix}.${name}`;
   }
 
-  async startReplica(id: string, env: Record<string, string> = {}): Promise<Replica> {
-    const replica = await Replica.start(`${this.prefix}-${id}`, { ...this.env(), ...env });
+  async startReplica(
+    id: string,
+    env: Record<string, string> = {},
+    untilReady = true,
+  ): Promise<Replica> {
+    const replica = await Replica.start(
+      `${this.prefix}-${id}`,
+      { ...this.env(), ...env },
+      untilReady,
+    );
     this.replicas.add(replica);
     this.started.push(replica);
     void replica.exited.then(() => this.replicas.delete(replica));
