@@ -38,8 +38,6 @@ export class Processor {
   private readonly opening = new Map<string, Promise<PartitionTask>>();
   /** `<topic>/<partition>` of the current assignment: a task opened for any other is closed. */
   private assigned = new Set<string>();
-  /** Partition counts of the topics tasks write to (see `PartitionTask.sweep`). */
-  private readonly partitionCounts = new Map<string, number>();
   /** Consecutive failures per partition, for the back-off. */
   private readonly failures = new Map<string, number>();
   private readonly sourceTopics: Set<string>;
@@ -496,7 +494,6 @@ export class Processor {
       logger: this.logger,
       metrics: this.metrics,
       commitIntervalMs: this.config.commitIntervalMs,
-      partitionsOf: (topic) => this.partitionsOf(topic),
     };
     let task: PartitionTask;
     if (this.sourceTopics.has(topic)) {
@@ -523,25 +520,6 @@ export class Processor {
     }
     task.needsSync = true;
     return task;
-  }
-
-  private async partitionsOf(topic: string): Promise<number> {
-    const known = this.partitionCounts.get(topic);
-    if (known !== undefined) return known;
-    try {
-      const metadata = await retryRetriable(
-        () => this.admin!.fetchTopicMetadata({ topics: [topic] }),
-        3,
-      );
-      const count = metadata.topics[0]?.partitions.length ?? 0;
-      if (count > 0) this.partitionCounts.set(topic, count);
-      return count;
-    } catch (error) {
-      // A topic deleted under a running pipeline: nothing of it to sweep, and the partitions
-      // of that pipeline must not stop for it.
-      this.logger.warn({ err: error, topic }, 'no metadata for a topic to sweep; skipping it');
-      return 0;
-    }
   }
 
   private async committed(topic: string, partition: number): Promise<CommittedOffset | undefined> {

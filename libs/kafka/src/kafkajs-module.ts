@@ -1,6 +1,8 @@
 // kafkajs 2.2.4 is the last release and it is not maintained: where one of its modules is wrong
-// or slow, Sluice replaces that module in Node's require cache before kafkajs loads it. Each
-// replacement is a drop-in with the same inputs and outputs, tested against the original.
+// or slow, Sluice replaces that module in Node's require cache before kafkajs loads it: the
+// aborted-transaction filter with the Java client's rule, the record decoder with a faster one
+// that returns the same records (tested field for field against the original). Jest bypasses
+// Node's cache; jest.preset.js maps the same modules for the test suites.
 import { createRequire } from 'node:module';
 import Module from 'node:module';
 

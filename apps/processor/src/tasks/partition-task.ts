@@ -20,18 +20,7 @@ export interface TaskContext {
   logger: Logger;
   metrics: ProcessorMetrics;
   commitIntervalMs: number;
-  /** How many partitions a topic has (for the sweep). */
-  partitionsOf(topic: string): Promise<number>;
 }
-
-/** Topics a task writes to: every partition of `all`, its own partition of `own`. */
-export interface WrittenTopics {
-  all: string[];
-  own: string[];
-}
-
-/** Key of the records of the sweep transaction, which is always aborted (see `sweep`). */
-export const SWEEP_KEY = '~sluice|sweep';
 
 /** The part of a kafkajs batch a task reads. */
 export interface InputBatch {
@@ -102,8 +91,6 @@ export abstract class PartitionTask {
   protected abstract rebuild(): Promise<void>;
   /** Called before each batch and tick: adopt definition changes. */
   protected abstract refresh(): void;
-  /** Every topic this task's transactions may write to (the offsets topic aside). */
-  protected abstract writtenTopics(): WrittenTopics;
 
   /** A string committed with the offset, atomically (the source's event time). */
   protected commitMetadata(): string | undefined {
@@ -126,73 +113,11 @@ export abstract class PartitionTask {
   }
 
   /**
-   * Fences the partition (see `fence`), so that what is read next (the changelog, then the
-   * committed offset at the first batch) is final, and restores the state.
+   * Connects the producer and starts a transaction: the first InitProducerId for this id fences
+   * any previous owner and completes or aborts its open transaction, so what is read next (the
+   * committed offset, the changelog) is final. Then restores state.
    */
   async open(): Promise<void> {
-    await this.fence();
-    await this.rebuild();
-    this.fresh = true;
-  }
-
-  /**
-   * Takes the partition's transactional id over and settles everything written under it
-   * before: the new producer's InitProducerId completes or aborts the last transaction the
-   * coordinator knows of, and the sweep aborts what it cannot know of (see `sweep`).
-   */
-  private async fence(): Promise<void> {
-    await this.startProducer();
-    await this.sweep();
-  }
-
-  /**
-   * One transaction that writes a record to every partition this task may write to and
-   * commits offsets, then aborts. A single-node broker restarted while a transaction commits
-   * can lose commit markers it had acknowledged (README, Known issues): the coordinator records
-   * the transaction as committed, but its records, changelog entries and offset commit hang,
-   * invisible to read_committed readers, until the next marker of the same producer id lands
-   * in each partition, which would then make them visible after the work had been redone from
-   * the state before them. This transaction's abort marker lands in every such partition first
-   * and settles them as aborted, consistently: the state, the offsets and the outputs are then
-   * all as they were before the lost transaction, whose work is redone once. Its own records
-   * are aborted too: read_committed readers never see them.
-   */
-  private async sweep(): Promise<void> {
-    const { all, own } = this.writtenTopics();
-    const topicMessages: TopicMessages[] = [];
-    for (const topic of all) {
-      const count = await this.context.partitionsOf(topic);
-      topicMessages.push({
-        topic,
-        messages: Array.from({ length: count }, (_, partition) => ({
-          partition,
-          key: SWEEP_KEY,
-          value: null,
-        })),
-      });
-    }
-    for (const topic of own)
-      topicMessages.push({
-        topic,
-        messages: [{ partition: this.partition, key: SWEEP_KEY, value: null }],
-      });
-    const transaction = this.transaction!;
-    if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
-    await transaction.sendOffsets({
-      consumerGroupId: this.context.consumerGroup,
-      topics: [{ topic: this.topic, partitions: [{ partition: this.partition, offset: '0' }] }],
-    });
-    await transaction.abort();
-    this.transaction = await this.producer!.transaction();
-    this.transactionStarted = Date.now();
-  }
-
-  /**
-   * A producer for this partition's transactional id, with a transaction begun: its
-   * InitProducerId fences any other producer of the id (a previous owner, or this task's own
-   * previous producer) and settles that producer's last transaction, committed or aborted.
-   */
-  private async startProducer(): Promise<void> {
     const producer = this.context.kafka.producer({
       transactionalId: transactionalId(this.context.consumerGroup, this.topic, this.partition),
       idempotent: true,
@@ -204,16 +129,12 @@ export abstract class PartitionTask {
       // only restart the task against the same broker.
       retry: { initialRetryTime: 20, maxRetryTime: 1000, retries: Number.MAX_SAFE_INTEGER },
     });
-    const previous = this.producer;
     this.producer = producer;
-    this.transaction = undefined;
-    try {
-      await producer.connect();
-      this.transaction = await producer.transaction();
-    } finally {
-      await previous?.disconnect().catch(() => undefined);
-    }
+    await producer.connect();
+    this.transaction = await producer.transaction();
     this.transactionStarted = Date.now();
+    await this.rebuild();
+    this.fresh = true;
   }
 
   /**
@@ -222,12 +143,6 @@ export abstract class PartitionTask {
    * Returns the offset to seek to when the batch that came does not start there: the committed
    * offset, or the partition's first (`earliest`) when nothing is committed yet, since the
    * consumer may have read past records whose work was lost with a replaced task.
-   *
-   * The committed offset is read only right after the partition was fenced (a new producer and
-   * the sweep): OffsetFetch cannot ask for stable offsets through kafkajs, and the fencing is
-   * what makes every earlier transaction of the partition final. Then the group's offset is the
-   * truth, even below this task's own last commit: the broker may have lost that commit's
-   * markers, and the sweep has aborted it.
    */
   sync(
     fetchedOffset: string,
@@ -237,16 +152,18 @@ export abstract class PartitionTask {
     return this.exclusive(async () => {
       await this.producerCalls;
       if (this.broken) throw new Error('producing failed while the partition was handed over');
-      const clean = !this.dirty;
-      if (!this.fresh) {
-        // Whatever the old producer had open is aborted by the fencing: not clean any more.
-        this.pending.clear();
-        await this.fence();
+      let committed = await this.settledCommit(readCommitted);
+      let first: string | undefined;
+      if (committed === undefined) {
+        first = await earliest();
+        // Records before this batch were read, yet nothing is committed: a replaced task's
+        // work was lost (the partition is read again from its start), or the commit that
+        // covers them is not visible yet: after a broker restart, transactional offsets stay
+        // pending until their markers are written. The latter gets a few seconds to show.
+        if (first !== fetchedOffset) committed = await this.commitShowingUp(readCommitted);
       }
-      const committed = await readCommitted();
-      const first = committed === undefined ? await earliest() : undefined;
       const groupOffset = committed?.offset;
-      const inSync = this.fresh || (clean && groupOffset === this.committedOffset);
+      const inSync = this.fresh || (!this.dirty && groupOffset === this.committedOffset);
       if (!inSync) {
         this.logger.info(
           { committed: groupOffset, had: this.committedOffset },
@@ -261,12 +178,39 @@ export abstract class PartitionTask {
       this.nextOffset = undefined;
       this.needsSync = false;
       const resumeAt = groupOffset ?? first!;
-      this.logger.info(
-        { fetched: fetchedOffset, committed: groupOffset, resume_at: resumeAt, rebuilt: !inSync },
-        'partition synced with the group',
-      );
       return resumeAt !== fetchedOffset ? resumeAt : undefined;
     });
+  }
+
+  /** The group's committed offset if one shows up within a few seconds. */
+  private async commitShowingUp(
+    readCommitted: () => Promise<CommittedOffset | undefined>,
+  ): Promise<CommittedOffset | undefined> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const committed = await readCommitted();
+      if (committed !== undefined) return committed;
+    }
+    return undefined;
+  }
+
+  /**
+   * The group's committed offset once it includes this task's own last commit. A transaction's
+   * offsets become visible to OffsetFetch only when its markers are written, a moment after the
+   * commit returns (kafkajs cannot ask for `require_stable`); reading too early would replay
+   * committed records. A previous owner's commits are settled by the fencing in `open`.
+   */
+  private async settledCommit(
+    readCommitted: () => Promise<CommittedOffset | undefined>,
+  ): Promise<CommittedOffset | undefined> {
+    const ours = this.committedOffset;
+    for (let attempt = 0; ; attempt++) {
+      const committed = await readCommitted();
+      const behind =
+        ours !== undefined && (committed === undefined || BigInt(committed.offset) < BigInt(ours));
+      if (!behind || attempt >= 100) return committed;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /**

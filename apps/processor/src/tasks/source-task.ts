@@ -12,7 +12,7 @@ import type { PipelineSet } from '../pipelines/pipeline-set';
 import { encodeEvent, encodeMarker, encodePartial } from '../repartition/repartition-records';
 import { decodeRecord } from '../source/decode-record';
 import { PartitionTask } from './partition-task';
-import type { InputMessage, TaskContext, WrittenTopics } from './partition-task';
+import type { InputMessage, TaskContext } from './partition-task';
 
 export interface SourceTaskContext extends TaskContext {
   pipelines: PipelineSet;
@@ -55,15 +55,6 @@ export class SourceTask extends PartitionTask {
   protected async rebuild(): Promise<void> {
     // Nothing to restore: event time restarts from what is read next, and stateful partitions
     // keep the largest time each upstream announced, so a lower announcement changes nothing.
-  }
-
-  protected writtenTopics(): WrittenTopics {
-    const all = new Set([this.source.dlqTopic]);
-    for (const { topics } of this.source.pipelines.list()) {
-      all.add(topics.output);
-      if (topics.repartition !== undefined) all.add(topics.repartition);
-    }
-    return { all: [...all], own: [] };
   }
 
   protected refresh(): void {

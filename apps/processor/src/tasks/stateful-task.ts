@@ -15,7 +15,7 @@ import {
   upstreamKey,
 } from '../state/changelog-records';
 import { PartitionTask } from './partition-task';
-import type { InputMessage, TaskContext, WrittenTopics } from './partition-task';
+import type { InputMessage, TaskContext } from './partition-task';
 
 export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;
@@ -107,13 +107,6 @@ export class StatefulTask extends PartitionTask {
       },
       'state restored from the changelog',
     );
-  }
-
-  protected writtenTopics(): WrittenTopics {
-    const pipeline = this.stateful.pipelines.get(this.pipelineId);
-    if (!pipeline) return { all: [], own: [] };
-    const { output, late, changelog } = pipeline.topics;
-    return { all: [output, late], own: changelog === undefined ? [] : [changelog] };
   }
 
   protected refresh(): void {
