@@ -15,6 +15,7 @@ import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
 import { createKafka } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
+import { sleep } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -32,7 +33,6 @@ import {
   rate,
   rawConsumeRate,
   readRecords,
-  sleep,
   startReplica,
   stopProcess,
 } from './support/kafka-bench';

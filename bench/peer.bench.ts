@@ -16,6 +16,7 @@ import type { EventEnvelope } from '@sluice/contracts';
 import { createKafka, ensureTopics } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
+import { sleep } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -32,7 +33,6 @@ import {
   putPipeline,
   rate,
   readRecords,
-  sleep,
   startReplica,
   stopProcess,
 } from './support/kafka-bench';

@@ -23,7 +23,6 @@ const ROOT = join(__dirname, '..', '..');
 const MAIN = join(ROOT, 'apps', 'processor', 'dist', 'main.js');
 
 export const log = (message: string) => process.stderr.write(`${message}\n`);
-export { sleep };
 export const rate = (count: number, ms: number) => Math.round((count / ms) * 1000);
 export const fmt = (n: number) => n.toLocaleString('en-GB');
 

@@ -2,18 +2,18 @@
 // away mid-stream (a controlled shutdown) and comes back while two replicas process a stream.
 // Fixed on the way: a task opened for a partition a rebalance had moved elsewhere stayed open
 // (the double counts of earlier sessions), a replaced task did not go back to the start of a
-// partition with nothing committed, a failed task's work waited for new records. It passed
-// 8 runs in a row, then failed twice in the last CI runs with thousands of events reported
-// late: after the restart, a source partition was read again from an offset before what its
-// committed transactions already covered (the committed offset read transiently older than
-// it is). It must pass reliably before it goes back into the suite.
+// partition with nothing committed, a failed task's work waited for new records. What is left
+// (about 1 run in 17): the single-node broker loses commit markers it had acknowledged just
+// before its shutdown, and the hanging transaction is later made visible beside the work
+// redone from before it, so a window is published twice (README, Known issues). It must pass
+// reliably before it goes back into the suite.
 import { OwnBroker } from '@sluice/kafka/testing';
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
+import { sleep } from '@sluice/testing';
 
 import { canonical, reference, TestCluster } from './cluster';
 
 const DAY = 86_400_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a broker restart mid-stream', () => {
   const broker = new OwnBroker(19_492);

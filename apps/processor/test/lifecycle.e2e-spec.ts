@@ -3,6 +3,7 @@
 // still get their windows closed.
 import { dailyRevenueDefinition, orderEvent } from '@sluice/operators/testing';
 import type { EventEnvelope, PipelineDefinitionInput } from '@sluice/contracts';
+import { sleep } from '@sluice/testing';
 
 import { canonical, reference, TestCluster } from './cluster';
 import type { Replica } from './cluster';
@@ -304,7 +305,7 @@ describe('a pipeline created while a replica is starting', () => {
     const later = [1, 2, 3, 4, 5].map(pipeline);
     for (const definition of later) {
       await cluster.putPipeline(definition);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await sleep(150);
     }
     for (const definition of later)
       await replica.waitForLog({ msg: 'pipeline created', pipeline_id: definition.id });
