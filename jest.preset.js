@@ -14,17 +14,6 @@ const moduleNameMapper = Object.fromEntries(
 // them, so SWC compiles them to CommonJS like our own sources.
 const esmOnlyDependencies = ['content-disposition'];
 
-// kafkajs modules Sluice replaces in Node's require cache (libs/kafka/src/kafkajs-module.ts).
-// Jest loads modules through a registry of its own, so tests that read topics in-process would
-// get kafkajs' originals; these map the requests kafkajs makes for them to the replacements.
-const kafkajsReplacements = {
-  '^\\./filterAbortedMessages$': 'filter-aborted-messages.js',
-  '^\\.\\./record/v0/decoder$': 'record-decoder.js',
-};
-for (const [request, file] of Object.entries(kafkajsReplacements)) {
-  moduleNameMapper[request] = path.join(__dirname, 'libs/kafka/src/testing/jest', file);
-}
-
 module.exports = {
   testEnvironment: 'node',
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnlyDependencies.join('|')})/)`],

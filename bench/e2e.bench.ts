@@ -1,7 +1,7 @@
 // npm run bench:e2e [-- --events 2000000 --restore-states 1000000]
 // End to end on the local broker, in one run:
 //  (a) the raw kafkajs consume rate of a 6-partition topic: the ceiling of the client we use,
-//      as published and as Sluice runs it (with its record decoder replaced);
+//      as published and as Sluice runs it (patches/kafkajs+2.2.4.patch applied);
 //  (b) Sluice's exactly-once rate with one replica running the daily-revenue pipeline over the
 //      same topic, until every source and repartition offset is committed; its results are
 //      checked against the reference run;

@@ -13,5 +13,9 @@ done
 for d in libs/* "apps/$app"; do
   if [ -d "$d/dist" ]; then cp -r "$d/dist" "/out/$d/"; fi
 done
+cp -r patches /out/patches
 cd /out
 npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace "apps/$app"
+# The production install runs no scripts (and has no patch-package): the build stage's applies
+# patches/ to this node_modules, so the image runs the kafkajs that the tests ran.
+/src/node_modules/.bin/patch-package --error-on-fail

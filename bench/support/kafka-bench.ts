@@ -1,10 +1,10 @@
 // What the end-to-end benchmarks share: producing the input, running the built processor as a
 // replica, knowing when a consumer group has committed everything, and reading a topic back.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { canonicalJson, validateDefinition } from '@sluice/contracts';
@@ -239,6 +239,33 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
 }
 
 /**
+ * kafkajs 2.2.4 as published (the workspace's carries patches/kafkajs+2.2.4.patch), installed
+ * once under .local/ from the npm registry; returns the path of its entry module.
+ */
+function stockKafkajs(): string {
+  const prefix = join(ROOT, '.local', 'kafkajs-stock');
+  const entry = join(prefix, 'node_modules', 'kafkajs', 'index.js');
+  if (!existsSync(entry)) {
+    log('  installing kafkajs 2.2.4 as published into .local/kafkajs-stock (once)');
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        'kafkajs@2.2.4',
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+  }
+  return entry;
+}
+
+/**
  * (a) of the end-to-end benches: the raw consume rate of `topic` by a plain kafkajs group in a
  * process of its own (bench/support/raw-consume.ts), stock or as Sluice runs kafkajs.
  */
@@ -254,19 +281,13 @@ export async function rawConsumeRate(
     `--expected=${expected}`,
     ...(options.parse ? ['--parse'] : []),
   ];
-  const sluiceKafka = options.stock ? [] : ['--import', join(ROOT, 'libs/kafka/src/index.ts')];
+  const env = options.stock
+    ? { ...process.env, SLUICE_BENCH_KAFKAJS: stockKafkajs() }
+    : process.env;
   const child = spawn(
     process.execPath,
-    [
-      ...PROCESSOR_NODE_FLAGS,
-      ...(options.nodeFlags ?? []),
-      '--import',
-      'tsx',
-      ...sluiceKafka,
-      script,
-      ...flags,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    [...PROCESSOR_NODE_FLAGS, ...(options.nodeFlags ?? []), '--import', 'tsx', script, ...flags],
+    { stdio: ['ignore', 'pipe', 'inherit'], env },
   );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

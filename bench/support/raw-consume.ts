@@ -1,10 +1,14 @@
 // The ceiling of the client: a kafkajs consumer group reading every record of a topic and doing
 // nothing with it (or, with --parse, only JSON.parse of each value), read_committed like Sluice,
-// in a process of its own like a replica. It runs kafkajs 2.2.4 as published, or as Sluice runs
-// it when started with `--import libs/kafka/src/index.ts` (@sluice/kafka's module replacements
-// installed first; not imported here, as Nx forbids lazy-loading a workspace library).
-// Prints one JSON line: { count, bytes, ms }.
+// in a process of its own like a replica. It runs the workspace's kafkajs (2.2.4 with
+// patches/kafkajs+2.2.4.patch, as Sluice runs it), or the copy that SLUICE_BENCH_KAFKAJS names
+// (kafkajs 2.2.4 as published, installed apart by the bench). Prints one JSON line:
+// { count, bytes, ms }.
 import { parseArgs } from 'node:util';
+
+import type * as Kafkajs from 'kafkajs';
+
+type KafkajsModule = typeof Kafkajs;
 
 const { values: args } = parseArgs({
   options: {
@@ -16,10 +20,12 @@ const { values: args } = parseArgs({
 });
 
 async function main(): Promise<void> {
-  const { Kafka, logLevel } = await import('kafkajs');
+  const { Kafka, logLevel } = (await import(
+    process.env['SLUICE_BENCH_KAFKAJS'] ?? 'kafkajs'
+  )) as KafkajsModule;
   const kafka = new Kafka({
     clientId: 'sluice-bench-raw',
-    // Not brokersFromEnv: importing @sluice/kafka here would install its replacements.
+    // Not @sluice/kafka: it would load the workspace's kafkajs beside the one chosen here.
     brokers: (process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092').split(','),
     logLevel: logLevel.NOTHING,
   });

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 
+import { assertPatchedKafkajs, UnpatchedKafkajsError } from '@sluice/kafka';
+
 import { ConfigurationError, loadAdminConfig } from './config/admin-config';
 import { createAdminApp } from './admin-app';
 
@@ -7,8 +9,9 @@ async function main(): Promise<void> {
   let config;
   try {
     config = loadAdminConfig();
+    assertPatchedKafkajs();
   } catch (error) {
-    if (error instanceof ConfigurationError) {
+    if (error instanceof ConfigurationError || error instanceof UnpatchedKafkajsError) {
       process.stderr.write(`sluice-admin: ${error.message}\n`);
       process.exit(78); // EX_CONFIG
     }

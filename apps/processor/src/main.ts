@@ -1,8 +1,8 @@
 // The processor replica's entry point: configuration from the environment (DESIGN §7), metrics
 // and health on METRICS_PORT, a clean hand-over on SIGTERM/SIGINT.
-// First, before anything loads kafkajs.
-import '@sluice/kafka';
 import 'reflect-metadata';
+
+import { assertPatchedKafkajs, UnpatchedKafkajsError } from '@sluice/kafka';
 
 import { ConfigurationError, loadProcessorConfig } from './config/processor-config';
 import { createLogger } from './logging/logger';
@@ -13,8 +13,9 @@ async function main(): Promise<void> {
   let config;
   try {
     config = loadProcessorConfig();
+    assertPatchedKafkajs();
   } catch (error) {
-    if (error instanceof ConfigurationError) {
+    if (error instanceof ConfigurationError || error instanceof UnpatchedKafkajsError) {
       process.stderr.write(`${error.message}\n`);
       process.exit(2);
     }

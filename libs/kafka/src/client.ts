@@ -2,6 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { KafkaConfig } from 'kafkajs';
 
 import { brokersFromEnv } from './config';
+import { assertPatchedKafkajs } from './kafkajs/patched-kafkajs';
 
 export interface KafkaClientOptions {
   clientId: string;
@@ -13,7 +14,14 @@ export interface KafkaClientOptions {
   logCreator?: KafkaConfig['logCreator'];
 }
 
+let patchChecked = false;
+
+/** A kafkajs client; throws UnpatchedKafkajsError first if kafkajs lacks Sluice's patch. */
 export function createKafka(options: KafkaClientOptions): Kafka {
+  if (!patchChecked) {
+    assertPatchedKafkajs();
+    patchChecked = true;
+  }
   return new Kafka({
     clientId: options.clientId,
     brokers: options.brokers ?? brokersFromEnv(),

@@ -1,7 +1,3 @@
-// First: they replace kafkajs modules before kafkajs is loaded (see kafkajs-module.ts).
-import './read-committed-fix';
-import './fast-record-decoder';
-
 export { brokersFromEnv, DEFAULT_KAFKA_BROKERS } from './config';
 export { createKafka } from './client';
 export type { KafkaClientOptions } from './client';
@@ -9,5 +5,16 @@ export { ensureTopics } from './topics';
 export type { TopicSpec } from './topics';
 export { readTopicToEnd } from './read-topic-to-end';
 export type { ReadToEndOptions, TopicRecord } from './read-topic-to-end';
-export { fetchTopicOffsets, retryRetriable } from './retry';
-export { filterAbortedMessages } from './read-committed-fix';
+export {
+  BROKER_RETRY,
+  fetchTopicOffsets,
+  isRetriable,
+  KAFKAJS_BROKER_RETRY,
+  retryBroker,
+  retryRetriable,
+} from './retry';
+export { fetchStableOffsets, isUnstableOffsetCommit } from './stable-offsets';
+export type { CommittedOffset } from './stable-offsets';
+export { fetchPartitionEnds, OpenTransactionError, untilStableEnd } from './partition-ends';
+export type { PartitionEnd } from './partition-ends';
+export { assertPatchedKafkajs, UnpatchedKafkajsError } from './kafkajs/patched-kafkajs';

@@ -69,6 +69,15 @@ export async function readTopic(
   }
 }
 export { OwnBroker } from './own-broker';
-export { kafkajsModule, originalKafkajsModule } from '../kafkajs-module';
-export { decodeRecord } from '../fast-record-decoder';
-export type { RecordBatchContext } from '../fast-record-decoder';
+export {
+  kafkajsModule,
+  patchedAbortedFilter,
+  patchedRecordDecoder,
+  stockRecordDecoder,
+} from '../kafkajs/patched-kafkajs';
+export type {
+  DecodedRecord,
+  KafkajsDecoder,
+  RecordBatchContext,
+  RecordDecoder,
+} from '../kafkajs/patched-kafkajs';
