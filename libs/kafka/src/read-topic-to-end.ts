@@ -15,14 +15,20 @@ export interface TopicRecord {
 export interface ReadToEndOptions {
   /** Only these partitions (a changelog restore reads one partition); all when omitted. */
   partitions?: readonly number[];
+  /**
+   * Where to stop in each partition read (exclusive), when the caller has checked its end
+   * (a changelog restore: see untilStableEnd); otherwise each partition's last stable offset
+   * as of the call.
+   */
+  ends?: ReadonlyMap<number, bigint>;
   timeoutMs?: number;
   /** Called between batches of a long read, so a caller inside a consumer group can heartbeat. */
   onBatch?: () => Promise<void>;
 }
 
 /**
- * Reads a topic (or some of its partitions) from the beginning up to its end as of the call
- * (the high watermarks then), read_committed, through a throwaway consumer group that is deleted
+ * Reads a topic (or some of its partitions) from the beginning up to its end (`ends`, or the
+ * last stable offsets as of the call), read_committed, through a throwaway consumer group that is deleted
  * afterwards. For compacted topics read as tables: definitions, lookup tables, changelogs.
  */
 export async function readTopicToEnd(
@@ -40,8 +46,12 @@ export async function readTopicToEnd(
     const remaining = new Map(
       offsets
         .filter((p) => (wanted ? wanted.has(p.partition) : true))
-        .filter((p) => BigInt(p.high) > BigInt(p.low))
-        .map((p) => [p.partition, BigInt(p.high)]),
+        .map(
+          (p) =>
+            [p.partition, options.ends?.get(p.partition) ?? BigInt(p.high), BigInt(p.low)] as const,
+        )
+        .filter(([, end, low]) => end > low)
+        .map(([partition, end]): [number, bigint] => [partition, end]),
     );
     if (remaining.size === 0) return 0;
     // kafkajs cannot assign partitions by hand; an assigner that hands exactly these partitions

@@ -11,8 +11,8 @@ import type { ActivePipeline } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
 import { encodeEvent, encodeMarker, encodePartial } from '../repartition/repartition-records';
 import { decodeRecord } from '../source/decode-record';
-import { PartitionTask } from './partition-task';
-import type { InputMessage, TaskContext } from './partition-task';
+import { Task } from './task';
+import type { InputMessage, PartitionMemory, TaskContext } from './task';
 
 export interface SourceTaskContext extends TaskContext {
   pipelines: PipelineSet;
@@ -28,7 +28,7 @@ interface Runner {
   combiner: Combiner | undefined;
 }
 
-export class SourceTask extends PartitionTask {
+export class SourceTask extends Task {
   private runners: Runner[] = [];
   private revision = -1;
   private maxEventTime = -Infinity;
@@ -47,14 +47,19 @@ export class SourceTask extends PartitionTask {
     topic: string,
     partition: number,
     private readonly source: SourceTaskContext,
+    memory: PartitionMemory,
   ) {
-    super(topic, partition, source);
+    super(topic, partition, source, memory);
     this.upstream = `${topic}/${partition}`;
   }
 
-  protected async rebuild(): Promise<void> {
-    // Nothing to restore: event time restarts from what is read next, and stateful partitions
-    // keep the largest time each upstream announced, so a lower announcement changes nothing.
+  protected async restoreState(): Promise<void> {
+    // No state beyond event time, which restarts from what was committed (adoptCommitted) and
+    // from what is read next: work that was not committed announced nothing downstream.
+    this.maxEventTime = -Infinity;
+    this.announcedBound = Infinity;
+    this.revision = -1;
+    this.runners = [];
   }
 
   protected refresh(): void {

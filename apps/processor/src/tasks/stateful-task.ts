@@ -1,21 +1,17 @@
 // A repartition partition's task (DESIGN §4, §5): holds the stateful stage for the groups that
-// hash to this partition, advances its watermark to the minimum event time announced by every
-// upstream source partition, publishes results and late events, and mirrors every state change
-// to the same partition of the changelog, all in the task's transaction.
-import { readTopicToEnd } from '@sluice/kafka';
+// hash to this partition, advances its watermark to the minimum event time announced by the
+// upstream source partitions, publishes results and late events, and mirrors every state
+// change to the same partition of the changelog, all in the task's transaction.
 import type { ReduceResult, WindowResult } from '@sluice/contracts';
-import type { LateRecord, StageInput, StatefulStage, StateEntry } from '@sluice/operators';
+import type { LateRecord, StageInput, StatefulStage } from '@sluice/operators';
 
 import type { ActivePipeline } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
 import { decodeRepartitionRecord } from '../repartition/repartition-records';
-import {
-  decodeChangelogEntry,
-  encodeChangelogValue,
-  upstreamKey,
-} from '../state/changelog-records';
-import { PartitionTask } from './partition-task';
-import type { InputMessage, TaskContext } from './partition-task';
+import { StateManager } from '../state/state-manager';
+import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
+import { Task } from './task';
+import type { InputMessage, PartitionMemory, TaskContext } from './task';
 
 export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;
@@ -26,17 +22,13 @@ export interface StatefulTaskContext extends TaskContext {
 /** Stands in for the event until it turns out to be late (then it is parsed). */
 const NOT_PARSED = Object.freeze({ event_type: '', payload: {} });
 
-export class StatefulTask extends PartitionTask {
+export class StatefulTask extends Task {
   private pipeline: ActivePipeline | undefined;
   private epoch: string | undefined;
   private stage: StatefulStage | undefined;
-  private readonly announced = new Map<string, number>();
+  private stateManager: StateManager | undefined;
+  private watermarks: UpstreamWatermarks;
   private readonly changedUpstreams = new Set<string>();
-  /** Wall-clock time each upstream last moved its event time, for `idle_timeout_seconds`. */
-  private readonly lastAdvance = new Map<string, number>();
-  private openedAt = Date.now();
-  /** When event time last resumed after every upstream had gone idle (see upstreamMinimum). */
-  private wokeAt = -Infinity;
   private watermarkInput = -Infinity;
   private currentEventJson = '';
   private readonly input: StageInput = {
@@ -51,59 +43,35 @@ export class StatefulTask extends PartitionTask {
     topic: string,
     partition: number,
     private readonly stateful: StatefulTaskContext,
+    memory: PartitionMemory,
     private readonly pipelineId: string,
   ) {
-    super(topic, partition, stateful);
+    super(topic, partition, stateful, memory);
+    this.watermarks = this.newWatermarks(undefined);
   }
 
-  protected async rebuild(): Promise<void> {
+  protected async restoreState(): Promise<void> {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
     this.pipeline = pipeline;
     this.epoch = pipeline?.epoch;
-    this.announced.clear();
     this.changedUpstreams.clear();
-    this.lastAdvance.clear();
-    this.openedAt = Date.now();
-    this.wokeAt = -Infinity;
+    this.watermarks = this.newWatermarks(pipeline);
     this.watermarkInput = -Infinity;
     this.stage = pipeline ? this.createStage(pipeline) : undefined;
     if (!pipeline?.topics.changelog) return;
 
-    const started = process.hrtime.bigint();
     const stage = this.stage!;
-    const epoch = pipeline.epoch;
-    // Applied in log order as it is read, a batch at a time: no copy of the whole changelog.
-    let entries: StateEntry[] = [];
-    const count = await readTopicToEnd(
-      this.stateful.kafka,
-      pipeline.topics.changelog,
-      (record) => {
-        if (record.key === null) return;
-        const entry = decodeChangelogEntry(record.key, record.value, epoch);
-        if (entry.kind === 'state') entries.push(entry);
-        else if (entry.time === undefined) this.announced.delete(entry.upstream);
-        else this.announced.set(entry.upstream, entry.time);
-      },
-      {
-        partitions: [this.partition],
-        timeoutMs: 120_000,
-        onBatch: async () => {
-          stage.restore(entries);
-          entries = [];
-        },
-      },
-    );
-    stage.restore(entries);
-    this.watermarkInput = this.upstreamMinimum();
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.stateful.metrics.restoreSeconds.observe({ pipeline: pipeline.id }, seconds);
-    this.stateful.metrics.restoredRecords.inc({ pipeline: pipeline.id }, count);
+    const summary = await this.stateOf(pipeline).restore(pipeline.id, pipeline.epoch, {
+      state: (entries) => stage.restore(entries),
+      upstream: (upstream, time) => this.watermarks.restore(upstream, time),
+    });
+    this.watermarkInput = this.watermarks.minimum(Date.now());
     this.logger.info(
       {
         pipeline_id: pipeline.id,
-        changelog_records: count,
-        state_entries: this.stage!.size(),
-        restore_ms: Math.round(seconds * 1000),
+        changelog_records: summary.records,
+        state_entries: stage.size(),
+        restore_ms: summary.ms,
       },
       'state restored from the changelog',
     );
@@ -162,55 +130,39 @@ export class StatefulTask extends PartitionTask {
   }
 
   private onMarker(upstream: string, time: number): void {
-    if (time <= (this.announced.get(upstream) ?? -Infinity)) return;
-    this.announced.set(upstream, time);
-    this.changedUpstreams.add(upstream);
     const now = Date.now();
-    if (this.allIdle(now)) this.wokeAt = now;
-    this.lastAdvance.set(upstream, now);
+    if (!this.watermarks.announce(upstream, time, now)) return;
+    this.changedUpstreams.add(upstream);
     this.advanceWatermark(now);
   }
 
   private advanceWatermark(now: number): void {
-    const minimum = this.upstreamMinimum(now);
+    const minimum = this.watermarks.minimum(now);
     if (minimum > this.watermarkInput) {
       this.watermarkInput = minimum;
       this.stage!.advanceTo(minimum);
     }
   }
 
-  /**
-   * The smallest event time announced over the upstreams (-Infinity while one has announced
-   * nothing). With `idle_timeout_seconds`, an upstream whose time has not moved for that long
-   * (wall clock) is left out, as Flink's idleness does, so one silent source partition does not
-   * hold every window open; when all are idle the stage's own idle flush takes over.
-   *
-   * Unlike Flink, when time resumes after every upstream was idle, each upstream gets a fresh
-   * timeout before it is left out again: a burst produced to all partitions at once reaches
-   * them one fetch after another, and the first one alone must not fire windows that the
-   * others' events still belong to (they would all be late).
-   */
-  private upstreamMinimum(now = Date.now()): number {
-    let minimum = Infinity;
-    for (const upstream of this.stateful.upstreams) {
-      if (this.isIdle(upstream, now)) continue;
-      const time = this.announced.get(upstream);
-      if (time === undefined) return -Infinity;
-      if (time < minimum) minimum = time;
-    }
-    return minimum === Infinity ? -Infinity : minimum;
+  /** The pipeline's changelog partition of this task (its topic never changes). */
+  private stateOf(pipeline: ActivePipeline): StateManager {
+    this.stateManager ??= new StateManager(
+      this.stateful.kafka,
+      this.stateful.admin,
+      pipeline.topics.changelog!,
+      this.partition,
+      this.logger,
+      this.stateful.metrics,
+    );
+    return this.stateManager;
   }
 
-  private isIdle(upstream: string, now: number): boolean {
-    const idleMs = this.pipeline?.compiled.stateful?.idleTimeoutMs;
-    if (idleMs === undefined) return false;
-    const since = Math.max(this.lastAdvance.get(upstream) ?? this.openedAt, this.wokeAt);
-    return now - since >= idleMs;
-  }
-
-  private allIdle(now: number): boolean {
-    for (const upstream of this.stateful.upstreams) if (!this.isIdle(upstream, now)) return false;
-    return true;
+  private newWatermarks(pipeline: ActivePipeline | undefined): UpstreamWatermarks {
+    return new UpstreamWatermarks({
+      upstreams: this.stateful.upstreams,
+      idleTimeoutMs: pipeline?.compiled.stateful?.idleTimeoutMs,
+      now: Date.now(),
+    });
   }
 
   /**
@@ -220,12 +172,17 @@ export class StatefulTask extends PartitionTask {
    */
   private startEpoch(pipeline: ActivePipeline): void {
     const changelog = pipeline.topics.changelog!;
-    for (const entry of this.stage?.snapshot() ?? [])
-      this.send(changelog, { partition: this.partition, key: entry.key, value: null });
+    for (const message of this.stateOf(pipeline).tombstones(this.stage?.snapshot() ?? []))
+      this.send(changelog, message);
+    const announced = [...this.watermarks.entries()];
     this.pipeline = pipeline;
     this.epoch = pipeline.epoch;
     this.stage = this.createStage(pipeline);
-    for (const upstream of this.announced.keys()) this.changedUpstreams.add(upstream);
+    this.watermarks = this.newWatermarks(pipeline);
+    for (const [upstream, time] of announced) {
+      this.watermarks.restore(upstream, time);
+      this.changedUpstreams.add(upstream);
+    }
     if (this.watermarkInput > -Infinity) this.stage.advanceTo(this.watermarkInput);
     this.writeChanges();
     this.logger.info({ pipeline_id: pipeline.id, epoch: pipeline.epoch }, 'state starts afresh');
@@ -251,22 +208,16 @@ export class StatefulTask extends PartitionTask {
   private writeChanges(): void {
     const pipeline = this.pipeline;
     if (!pipeline || !this.stage || !this.epoch) return;
-    const changelog = pipeline.topics.changelog!;
-    const partition = this.partition;
-    for (const entry of this.stage.drainChanges()) {
-      this.send(changelog, {
-        partition,
-        key: entry.key,
-        value: encodeChangelogValue(this.epoch, entry.value),
-      });
-    }
-    for (const upstream of this.changedUpstreams) {
-      this.send(changelog, {
-        partition,
-        key: upstreamKey(upstream),
-        value: encodeChangelogValue(this.epoch, { t: this.announced.get(upstream) }),
-      });
-    }
+    const upstreams = [...this.changedUpstreams].map((upstream): [string, number | undefined] => [
+      upstream,
+      this.watermarks.timeOf(upstream),
+    ]);
+    const changes = this.stateOf(pipeline).changes(
+      this.epoch,
+      this.stage.drainChanges(),
+      upstreams,
+    );
+    for (const message of changes) this.send(pipeline.topics.changelog!, message);
     this.changedUpstreams.clear();
   }
 }

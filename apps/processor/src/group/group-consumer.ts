@@ -1,0 +1,189 @@
+// The one owner of the replica's kafkajs consumer: it joins the group with the topics it is
+// given, rejoins when they change (kafkajs cannot change a running consumer's subscription),
+// replaces a consumer kafkajs gave up on, and pauses, resumes and seeks partitions for the task
+// manager. Everything it hears from the group goes to one handler.
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import { RECONNECT_BACKOFF, untilSucceeds } from '../support/backoff';
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface GroupHandler {
+  /** The group gave this replica these partitions (and only these). */
+  onAssignment(assigned: TopicPartition[]): void;
+  /** A rebalance is starting: a good moment to commit what is in hand. */
+  onRebalancing(): void;
+  /** `isStale()`: a seek for the partition is pending, so the batch is from before it. */
+  onBatch(payload: EachBatchPayload): Promise<void>;
+  /** The consumer is about to leave the group (stop, restart): finish and commit everything. */
+  beforeLeave(): Promise<void>;
+}
+
+export interface GroupConsumerOptions {
+  groupId: string;
+  sessionTimeoutMs: number;
+  partitionsConsumedConcurrently: number;
+}
+
+export class GroupConsumer {
+  private consumer: Consumer | undefined;
+  private topics: string[] = [];
+  private subscribed: string[] = [];
+  private running = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Restarts and rejoins, one at a time, in order. */
+  private changes: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: GroupConsumerOptions,
+    private readonly handler: GroupHandler,
+    private readonly logger: Logger,
+  ) {}
+
+  get joined(): boolean {
+    return this.consumer !== undefined;
+  }
+
+  /** Joins with `topics`, retried (a topic another replica has just created may be unknown). */
+  async start(topics: string[]): Promise<void> {
+    this.running = true;
+    this.topics = [...topics].sort();
+    await this.enqueue(() => this.restart('starting'));
+  }
+
+  /** Rejoins with `topics` if they differ from the subscription (before `start`: records them). */
+  setTopics(topics: string[]): Promise<void> {
+    this.topics = [...topics].sort();
+    if (!this.running) return Promise.resolve();
+    return this.enqueue(async () => {
+      if (this.consumer && this.topics.join(',') === this.subscribed.join(',')) return;
+      this.logger.info({ topics: this.topics }, 'topics changed; rejoining the group');
+      await this.restart('new topics');
+    });
+  }
+
+  pause(partition: TopicPartition): void {
+    this.consumer?.pause([{ topic: partition.topic, partitions: [partition.partition] }]);
+  }
+
+  resume(partition: TopicPartition): void {
+    this.consumer?.resume([{ topic: partition.topic, partitions: [partition.partition] }]);
+  }
+
+  /** The next fetch of `partition` starts at `offset` (batches fetched before are stale). */
+  seek(partition: TopicPartition, offset: string): void {
+    this.consumer?.seek({ topic: partition.topic, partition: partition.partition, offset });
+  }
+
+  /** Stops reading, lets the batches in hand finish, lets the handler commit, leaves. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.changes.catch(() => undefined);
+    await this.leave();
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.changes.then(work);
+    this.changes = next.catch((error: Error) =>
+      this.logger.error({ err: error }, 'rejoining the group failed'),
+    );
+    return next;
+  }
+
+  /** A new consumer, attempted until one runs (a replica without one would process nothing). */
+  private async restart(reason: string): Promise<void> {
+    await untilSucceeds(
+      async () => {
+        await this.leave();
+        await this.join();
+      },
+      {
+        backoff: RECONNECT_BACKOFF,
+        stopped: () => !this.running,
+        onError: (error, attempt, retryInMs) =>
+          this.logger.warn(
+            { err: error, reason, attempt, retry_in_ms: retryInMs },
+            'joining the group failed; retrying',
+          ),
+      },
+    );
+  }
+
+  private async join(): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+      sessionTimeout: this.options.sessionTimeoutMs,
+      rebalanceTimeout: 60_000,
+      heartbeatInterval: Math.max(500, Math.floor(this.options.sessionTimeoutMs / 10)),
+      maxBytesPerPartition: 1024 * 1024,
+      maxBytes: 8 * 1024 * 1024,
+      retry: { initialRetryTime: 100, retries: 10 },
+    });
+    const { GROUP_JOIN, CRASH, REBALANCING } = consumer.events;
+    consumer.on(GROUP_JOIN, ({ payload }) => {
+      if (this.consumer !== consumer) return;
+      this.handler.onAssignment(
+        Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
+          partitions.map((partition) => ({ topic, partition })),
+        ),
+      );
+    });
+    consumer.on(REBALANCING, () => {
+      if (this.consumer === consumer) this.handler.onRebalancing();
+    });
+    consumer.on(CRASH, ({ payload }) => {
+      this.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
+      // kafkajs restarts it itself when it can; when it gave up, a new consumer takes over.
+      if (!payload.restart && this.running && this.consumer === consumer)
+        void this.enqueue(() => this.restart('consumer crashed'));
+    });
+    const topics = this.topics;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics, fromBeginning: true });
+      this.consumer = consumer;
+      this.subscribed = topics;
+      await consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently,
+        eachBatch: (payload) => this.onBatch(consumer, payload),
+      });
+    } catch (error) {
+      if (this.consumer === consumer) this.consumer = undefined;
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async onBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
+    if (!this.running || this.consumer !== consumer) return;
+    const handled = this.handler.onBatch(payload);
+    this.inFlight.add(handled);
+    try {
+      await handled;
+    } finally {
+      this.inFlight.delete(handled);
+    }
+  }
+
+  private async leave(): Promise<void> {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    this.consumer = undefined;
+    try {
+      consumer.pause(this.subscribed.map((topic) => ({ topic })));
+    } catch {
+      // A crashed consumer has no group left to pause: nothing more will come from it.
+    }
+    await Promise.allSettled([...this.inFlight]);
+    await this.handler.beforeLeave();
+    await consumer.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,157 @@
+// A task's transactional producer (DESIGN §5): its id `<group>.<topic>.<partition>` is the EOS-v1
+// scheme that lets a new owner fence a zombie. It owns open/fence/begin/send/commit/abort; calls
+// run one at a time, in order, behind the task, so a batch hands its records over and returns
+// while the broker takes them (the commit round trips would otherwise stall consumption).
+import { Partitioners } from 'kafkajs';
+import type { Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import { KAFKAJS_BROKER_RETRY } from '@sluice/kafka';
+
+export function transactionalId(group: string, topic: string, partition: number): string {
+  return `${group}.${topic}.${partition}`;
+}
+
+export interface OffsetToCommit {
+  groupId: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  metadata: string | undefined;
+}
+
+export class TaskProducer {
+  private producer: Producer | undefined;
+  private transaction: Transaction | undefined;
+  private calls: Promise<void> = Promise.resolve();
+  private queued = 0;
+  /** The first failure of a queued call: every later call is skipped, and the task replaced. */
+  private failure: unknown;
+
+  constructor(
+    private readonly kafka: Kafka,
+    readonly id: string,
+    private readonly logger: Logger,
+    private readonly onCommitSeconds: (seconds: number) => void = () => undefined,
+  ) {}
+
+  /** The error a queued send or commit failed with, if one did. */
+  get error(): unknown {
+    return this.failure;
+  }
+
+  /** Calls queued and not finished yet (the task slows its input down when this grows). */
+  get backlog(): number {
+    return this.queued;
+  }
+
+  /**
+   * A new producer for this id, whose InitProducerId fences every earlier one (another
+   * replica's, or this task's own) and settles its transaction: the coordinator answers only
+   * once an open transaction is aborted and a pending commit's markers are written (kafkajs
+   * retries CONCURRENT_TRANSACTIONS meanwhile). What is read after this is final.
+   */
+  async fence(): Promise<void> {
+    await this.idle();
+    await this.disconnect();
+    this.failure = undefined;
+    const producer = this.kafka.producer({
+      transactionalId: this.id,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      retry: KAFKAJS_BROKER_RETRY,
+    });
+    this.producer = producer;
+    await producer.connect();
+    this.transaction = await producer.transaction();
+  }
+
+  /** Queues records to send in the current transaction (begun when needed). */
+  send(requests: TopicMessages[][]): void {
+    if (requests.length === 0) return;
+    this.call(async () => {
+      const transaction = await this.current();
+      for (const topicMessages of requests) await transaction.sendBatch({ topicMessages });
+    });
+  }
+
+  /**
+   * Queues the commit of the current transaction, with `offset` committed in it; `onCommitted`
+   * runs once the coordinator has accepted it (the markers follow, written by the broker).
+   */
+  commit(offset: OffsetToCommit | undefined, onCommitted: () => void): void {
+    this.call(async () => {
+      const transaction = await this.current();
+      const started = process.hrtime.bigint();
+      if (offset) {
+        await transaction.sendOffsets({
+          consumerGroupId: offset.groupId,
+          topics: [
+            {
+              topic: offset.topic,
+              // kafkajs passes `metadata` on to TxnOffsetCommit; its types leave it out.
+              partitions: [
+                {
+                  partition: offset.partition,
+                  offset: offset.offset,
+                  metadata: offset.metadata,
+                } as PartitionOffset,
+              ],
+            },
+          ],
+        });
+      }
+      await transaction.commit();
+      this.transaction = undefined;
+      this.onCommitSeconds(Number(process.hrtime.bigint() - started) / 1e9);
+      onCommitted();
+    });
+  }
+
+  /** Resolves once every queued call has finished (whether or not it succeeded). */
+  idle(): Promise<void> {
+    return this.calls;
+  }
+
+  /** Aborts the open transaction, if any: its records are never read committed. */
+  async abort(): Promise<void> {
+    await this.idle();
+    const transaction = this.transaction;
+    this.transaction = undefined;
+    if (transaction?.isActive()) await transaction.abort();
+  }
+
+  /** Aborts what is open and disconnects; the task is done with this producer. */
+  async close(): Promise<void> {
+    await this.abort().catch(() => undefined);
+    await this.disconnect();
+  }
+
+  private async disconnect(): Promise<void> {
+    const producer = this.producer;
+    this.producer = undefined;
+    this.transaction = undefined;
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  private call(work: () => Promise<void>): void {
+    this.queued += 1;
+    this.calls = this.calls.then(async () => {
+      try {
+        if (this.failure === undefined) await work();
+      } catch (error) {
+        this.failure = error;
+        this.logger.error({ err: error }, 'producing failed; the task will be replaced');
+      } finally {
+        this.queued -= 1;
+      }
+    });
+  }
+
+  private async current(): Promise<Transaction> {
+    if (!this.producer) throw new Error(`the producer ${this.id} is not open`);
+    this.transaction ??= await this.producer.transaction();
+    return this.transaction;
+  }
+}

@@ -1,0 +1,314 @@
+// One input partition's unit of work (DESIGN §5). The records a batch produces, the state changes
+// it makes and its consumer offset commit together, in the task producer's transaction. How a
+// task (re)starts is decided on what the broker answers, never on a clock:
+// 1. fence: a new InitProducerId for the task's transactional id settles every earlier
+//    transaction of that id (aborts an open one, waits for a pending commit's markers);
+// 2. read the committed offset with require_stable (retried while a commit is pending);
+// 3. rebuild the state from the committed logs (a changelog restore checks its stable end);
+// 4. the consumer reads on from the committed offset.
+// A task kept through a rebalance with nothing uncommitted, whose last acknowledged commit is
+// what the group holds, skips 1 and 3.
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import { fetchStableOffsets, fetchTopicOffsets, retryBroker } from '@sluice/kafka';
+import type { CommittedOffset } from '@sluice/kafka';
+
+import type { ProcessorMetrics } from '../observability/processor-metrics';
+import { RecordCollector } from './record-collector';
+import { TaskLifecycle } from './task-lifecycle';
+import type { TaskState } from './task-lifecycle';
+import { TaskProducer, transactionalId } from './task-producer';
+
+export interface TaskContext {
+  kafka: Kafka;
+  admin: Admin;
+  consumerGroup: string;
+  logger: Logger;
+  metrics: ProcessorMetrics;
+  commitIntervalMs: number;
+}
+
+/** The part of a kafkajs batch a task reads. */
+export interface InputBatch {
+  messages: InputMessage[];
+  firstOffset(): string | null;
+  lastOffset(): string;
+  offsetLag(): string;
+}
+
+export interface InputMessage {
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  timestamp: string;
+}
+
+/**
+ * What the replica remembers of a partition across its tasks while it stays assigned: the
+ * offset of the last commit a task of it had acknowledged, below which none may resume.
+ */
+export interface PartitionMemory {
+  acknowledged: string | undefined;
+}
+
+export class CommitBehindError extends Error {
+  override readonly name = 'CommitBehindError';
+  readonly retriable = true;
+}
+
+export abstract class Task {
+  readonly key: string;
+  /** Consumer lag after the last batch. */
+  lag = 0;
+  protected readonly logger: Logger;
+  private readonly lifecycle: TaskLifecycle;
+  private readonly collector = new RecordCollector();
+  private readonly producer: TaskProducer;
+  /** The next offset to process: every record before it is in the state. */
+  private position: string | undefined;
+  /**
+   * The committed offset the in-memory state equals when nothing is uncommitted (`null`:
+   * nothing committed); `undefined` until known.
+   */
+  private syncedAt: string | null | undefined;
+  /** Work handled since the last queued commit. */
+  private dirty = false;
+  private transactionStarted = 0;
+  /** State changes (resumes, batches, ticks) run one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    protected readonly context: TaskContext,
+    private readonly memory: PartitionMemory,
+  ) {
+    this.key = `${topic}/${partition}`;
+    this.logger = context.logger.child({ topic, partition });
+    this.lifecycle = new TaskLifecycle(this.key);
+    this.producer = new TaskProducer(
+      context.kafka,
+      transactionalId(context.consumerGroup, topic, partition),
+      this.logger,
+      (seconds) => context.metrics.commitSeconds.observe(seconds),
+    );
+  }
+
+  /** Handles a batch's records: every output goes through `send`. */
+  protected abstract handle(messages: InputMessage[]): void;
+  /** Work the wall clock triggers (idle flushes); may `send`. */
+  protected abstract onTick(now: number): void;
+  /** Replaces the in-memory state by what the committed logs hold. */
+  protected abstract restoreState(): Promise<void>;
+  /** Called before each batch and tick: adopt definition changes. */
+  protected abstract refresh(): void;
+
+  /** A string committed with the offset, atomically (the source's event time). */
+  protected commitMetadata(): string | undefined {
+    return undefined;
+  }
+
+  /** What the committed offset carried (`undefined`: nothing committed, or nothing carried). */
+  protected adoptCommitted(_metadata: string | undefined): void {}
+
+  protected send(topic: string, message: Parameters<RecordCollector['add']>[1]): void {
+    this.collector.add(topic, message);
+  }
+
+  get state(): TaskState {
+    return this.lifecycle.state;
+  }
+
+  /**
+   * Brings the task to `running` (steps 1-4 above) and returns the offset the consumer must
+   * read from next: the committed offset, or the partition's first when nothing is committed.
+   */
+  resume(): Promise<string> {
+    return this.exclusive(async () => {
+      this.lifecycle.moveTo('restoring');
+      await this.producer.idle();
+      const kept = this.syncedAt !== undefined && !this.dirty && this.producer.error === undefined;
+      let committed = kept ? await this.readCommitted() : undefined;
+      if (!kept || (committed?.offset ?? null) !== this.syncedAt) {
+        if (kept) {
+          this.logger.info(
+            { committed: committed?.offset ?? null, had: this.syncedAt },
+            'the committed offset is not this task state; fencing and rebuilding',
+          );
+        }
+        this.collector.clear();
+        this.dirty = false;
+        await this.producer.fence();
+        committed = await this.readCommitted();
+        await this.restoreState();
+        this.syncedAt = committed?.offset ?? null;
+      }
+      this.adoptCommitted(committed?.metadata);
+      this.position = committed?.offset ?? (await this.earliest());
+      this.transactionStarted = Date.now();
+      this.lifecycle.moveTo('running');
+      return this.position;
+    });
+  }
+
+  processBatch(batch: InputBatch): Promise<void> {
+    return this.exclusive(async () => {
+      this.assertRunning();
+      this.refresh();
+      this.handle(this.unprocessed(batch));
+      this.position = (BigInt(batch.lastOffset()) + 1n).toString();
+      this.dirty = true;
+      this.lag = Number(batch.offsetLag());
+      this.flush();
+      if (Date.now() - this.transactionStarted >= this.context.commitIntervalMs) this.commit();
+      // Bounded: when the broker falls behind, the consumer waits for it.
+      if (this.producer.backlog > 8) await this.producer.idle();
+    });
+  }
+
+  /** The wall clock: idle flushes, and a commit when the interval has passed. */
+  tick(now: number): Promise<void> {
+    return this.exclusive(async () => {
+      if (!this.lifecycle.is('running')) return;
+      this.assertRunning();
+      this.refresh();
+      this.onTick(now);
+      this.flush();
+      if (this.dirty && now - this.transactionStarted >= this.context.commitIntervalMs)
+        this.commit();
+    });
+  }
+
+  /** Commits everything handled so far and waits for the coordinator to accept it. */
+  commitNow(): Promise<void> {
+    return this.exclusive(async () => {
+      if (!this.lifecycle.is('running')) return;
+      this.flush();
+      if (this.dirty) this.commit();
+      await this.producer.idle();
+      this.assertRunning();
+    });
+  }
+
+  /**
+   * The consumer's position is the group's again (a rebalance, a new consumer): the task
+   * keeps its state and producer, and re-checks them at its next `resume`.
+   */
+  suspend(): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.lifecycle.is('running')) this.lifecycle.moveTo('suspended');
+    });
+  }
+
+  /** Closes the producer; uncommitted work is aborted (the next owner redoes it). */
+  close(): Promise<void> {
+    const closing = this.queue.then(async () => {
+      if (!this.lifecycle.is('closed')) this.lifecycle.moveTo('closed');
+      this.collector.clear();
+      await this.producer.close();
+    });
+    this.queue = closing.catch(() => undefined);
+    return closing;
+  }
+
+  /** The batch's messages at or after `position`: kafkajs may deliver some again. */
+  private unprocessed(batch: InputBatch): InputMessage[] {
+    const first = batch.firstOffset();
+    if (first === null || this.position === undefined) return batch.messages;
+    const position = BigInt(this.position);
+    if (BigInt(first) >= position) return batch.messages;
+    return batch.messages.filter((message) => BigInt(message.offset) >= position);
+  }
+
+  private assertRunning(): void {
+    if (this.producer.error !== undefined) throw this.producer.error;
+    if (!this.lifecycle.is('running'))
+      throw new Error(`task ${this.key} is ${this.lifecycle.state}, not running`);
+  }
+
+  private flush(): void {
+    if (this.collector.isEmpty) return;
+    this.dirty = true;
+    this.producer.send(this.collector.drain());
+  }
+
+  /** Queues the commit of everything handled so far, with the offset and metadata of now. */
+  private commit(): void {
+    const offset = this.position;
+    const metadata = offset === undefined ? undefined : this.commitMetadata();
+    this.dirty = false;
+    this.transactionStarted = Date.now();
+    const toCommit =
+      offset === undefined
+        ? undefined
+        : {
+            groupId: this.context.consumerGroup,
+            topic: this.topic,
+            partition: this.partition,
+            offset,
+            metadata,
+          };
+    this.producer.commit(toCommit, () => {
+      if (offset === undefined) return;
+      this.syncedAt = offset;
+      this.memory.acknowledged = offset;
+    });
+  }
+
+  /**
+   * The group's committed offset once no pending transaction can change it, and never below
+   * this partition's last acknowledged commit on this replica (waited for, on the broker's
+   * answers, should it read behind: that would replay committed work).
+   */
+  private async readCommitted(): Promise<CommittedOffset | undefined> {
+    const ours = this.memory.acknowledged;
+    return retryBroker(
+      async () => {
+        const offsets = await fetchStableOffsets(
+          this.context.admin,
+          this.context.consumerGroup,
+          this.topic,
+          (attempt) =>
+            this.logger.info(
+              { attempt },
+              'a commit of this partition is pending (UNSTABLE_OFFSET_COMMIT); waiting for its markers',
+            ),
+        );
+        const committed = offsets.get(this.partition);
+        if (
+          ours !== undefined &&
+          (committed === undefined || BigInt(committed.offset) < BigInt(ours))
+        ) {
+          throw new CommitBehindError(
+            `the group's committed offset ${committed?.offset ?? 'none'} is behind this task's own acknowledged commit ${ours}`,
+          );
+        }
+        return committed;
+      },
+      {
+        shouldRetry: (error) => error instanceof CommitBehindError,
+        onRetry: (error, attempt) =>
+          this.logger.warn({ err: error, attempt }, 'the committed offset reads behind; waiting'),
+      },
+    );
+  }
+
+  /** A partition's first offset: where the group starts reading it (`fromBeginning`). */
+  private async earliest(): Promise<string> {
+    const offsets = await fetchTopicOffsets(this.context.admin, this.topic);
+    const low = offsets.find((p) => p.partition === this.partition)?.low;
+    if (low === undefined) throw new Error(`${this.topic} has no partition ${this.partition}`);
+    return low;
+  }
+
+  /** Runs one state change at a time: resumes, batches and ticks of a task never interleave. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => {
+      if (this.lifecycle.is('closed')) throw new Error(`task ${this.key} is closed`);
+      return work();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
