@@ -72,9 +72,10 @@ export const ReduceOperatorSchema = Type.Object(
     type: Type.Literal('reduce'),
     field: Type.Optional(FieldPath),
     function: literals(REDUCE_FUNCTIONS),
+    // null is AllSource's `Option::None`: no grouping, as when absent.
     group_by: Type.Optional(
-      Type.Union([FieldPath, Type.Array(FieldPath, { minItems: 1 })], {
-        'x-message': 'must be a field path or a non-empty array of field paths',
+      Type.Union([FieldPath, Type.Array(FieldPath, { minItems: 1 }), Type.Null()], {
+        'x-message': 'must be a field path, a non-empty array of field paths, or null',
       }),
     ),
     ...policies,

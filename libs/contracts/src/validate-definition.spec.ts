@@ -172,7 +172,7 @@ describe('validateDefinition', () => {
       errorsOf(
         withOperators({
           type: 'window',
-          config: { window_type: 'session', size_seconds: 60, session_timeout_seconds: null },
+          config: { window_type: 'session', size_seconds: 60 },
           aggregation: { type: 'reduce', function: 'count' },
         }),
       ),
@@ -257,7 +257,7 @@ describe('validateDefinition', () => {
     expect(errorsOf(withOperators({ type: 'reduce', function: 'count', group_by: [] }))).toEqual([
       {
         path: 'operators[0].group_by',
-        message: 'must be a field path or a non-empty array of field paths',
+        message: 'must be a field path, a non-empty array of field paths, or null',
       },
     ]);
     expect(errorsOf(withOperators({ type: 'map', field: 'a..b', transform: 'trim' }))).toEqual([

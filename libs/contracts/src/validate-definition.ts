@@ -1,14 +1,25 @@
 import Ajv from 'ajv';
 import type { ErrorObject } from 'ajv';
 
-import type { Operator, PipelineDefinition, PipelineDefinitionInput } from './definition';
+import { checkDefinition } from './definition-checks';
+import type { Finding } from './definition-checks';
+import type { PipelineDefinition, PipelineDefinitionInput } from './definition';
 import { OPERATOR_TYPES, PipelineDefinitionSchema } from './definition';
+import { inDocumentOrder } from './document-order';
 import { formatPath, pointerSegments } from './errors';
 import type { ValidationIssue } from './errors';
+import { DEFAULT_TOPIC_PREFIX } from './topics';
+
+export interface DefinitionValidationOptions {
+  /** SLUICE_TOPIC_PREFIX of the installation (default `sluice`). */
+  topicPrefix?: string;
+  /** The processors' source topics (default `events`): a pipeline may not write to them. */
+  sourceTopics?: readonly string[];
+}
 
 export type DefinitionValidation =
-  | { valid: true; definition: PipelineDefinition; errors: [] }
-  | { valid: false; errors: ValidationIssue[] };
+  | { valid: true; definition: PipelineDefinition; errors: []; warnings: ValidationIssue[] }
+  | { valid: false; errors: ValidationIssue[]; warnings: ValidationIssue[] };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -17,181 +28,121 @@ ajv.addFormat('uuid', UUID);
 ajv.addVocabulary(['x-message']);
 const checkShape = ajv.compile<PipelineDefinitionInput>(PipelineDefinitionSchema);
 
+/** The fields a definition gets when it does not write them, in this order after its own. */
+const DEFAULTED_FIELDS = ['id', 'description', 'source_event_types', 'enabled'] as const;
+
 /**
  * Validates a definition (already parsed from JSON or YAML) and fills in the defaults.
- * Every problem is reported with its JSON path; nothing stops at the first one.
+ * Every problem is reported once, with its JSON path, in document order: the shape's and the
+ * rules' together. Warnings say where a default was applied or a field is ignored.
  */
-export function validateDefinition(input: unknown): DefinitionValidation {
-  if (!checkShape(input)) return { valid: false, errors: shapeIssues(checkShape.errors ?? []) };
-  const issues = semanticIssues(input);
-  if (issues.length > 0) return { valid: false, errors: issues };
+export function validateDefinition(
+  input: unknown,
+  options: DefinitionValidationOptions = {},
+): DefinitionValidation {
+  const context = {
+    topicPrefix: options.topicPrefix ?? DEFAULT_TOPIC_PREFIX,
+    sourceTopics: options.sourceTopics ?? ['events'],
+  };
+  const shapeValid = checkShape(input);
+  const shape = shapeValid ? [] : shapeFindings(checkShape.errors ?? []);
+  const { errors: rules, warnings } = checkDefinition(input, context);
+  // Where the shape already names a field, a rule about it would say the same thing twice.
+  const named = new Set(shape.map((finding) => JSON.stringify(finding.segments)));
+  const findings = [...shape, ...rules.filter((f) => !named.has(JSON.stringify(f.segments)))];
+  const errors = issuesOf(inDocumentOrder(input, findings));
+  const warningIssues = issuesOf(inDocumentOrder(input, warnings));
+  if (!shapeValid || errors.length > 0) return { valid: false, errors, warnings: warningIssues };
   return {
     valid: true,
     errors: [],
-    definition: {
-      id: input.id ?? globalThis.crypto.randomUUID(),
-      name: input.name,
-      description: input.description ?? null,
-      source_event_types: input.source_event_types ?? [],
-      operators: input.operators,
-      enabled: input.enabled ?? true,
-      output: input.output,
-    },
+    warnings: warningIssues,
+    definition: withDefaults(input as PipelineDefinitionInput),
   };
 }
 
-function shapeIssues(errors: ErrorObject[]): ValidationIssue[] {
+/** The definition as written (its keys in its order), then the defaults it did not write. */
+function withDefaults(input: PipelineDefinitionInput): PipelineDefinition {
+  const defaults: Pick<PipelineDefinition, (typeof DEFAULTED_FIELDS)[number]> = {
+    id: input.id ?? globalThis.crypto.randomUUID(),
+    description: input.description ?? null,
+    source_event_types: input.source_event_types ?? [],
+    enabled: input.enabled ?? true,
+  };
+  const definition = { ...input } as Record<string, unknown>;
+  for (const field of DEFAULTED_FIELDS)
+    if (definition[field] === undefined) definition[field] = defaults[field];
+  return definition as unknown as PipelineDefinition;
+}
+
+/** Findings, each once, as the issues users read. */
+function issuesOf(findings: Finding[]): ValidationIssue[] {
+  const seen = new Set<string>();
+  const issues: ValidationIssue[] = [];
+  for (const { segments, message } of findings) {
+    const path = formatPath(segments);
+    const key = `${path}\0${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push({ path, message });
+  }
+  return issues;
+}
+
+function shapeFindings(errors: ErrorObject[]): Finding[] {
   // A failed anyOf/oneOf reports each alternative's errors, then its own: keep only the latter.
   const unionPaths = errors
     .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
     .map((e) => e.schemaPath);
-  const issues = new Map<string, ValidationIssue>();
-  for (const error of errors) {
-    if (unionPaths.some((p) => error.schemaPath.startsWith(`${p}/`))) continue;
-    const issue = describe(error);
-    issues.set(`${issue.path}\0${issue.message}`, issue);
-  }
-  return [...issues.values()];
+  return errors
+    .filter((error) => !unionPaths.some((p) => error.schemaPath.startsWith(`${p}/`)))
+    .map(describe);
 }
 
-function describe(error: ErrorObject): ValidationIssue {
+function describe(error: ErrorObject): Finding {
   const segments = pointerSegments(error.instancePath);
   const custom = (error.parentSchema as Record<string, unknown> | undefined)?.['x-message'];
-  const at = (extra?: string) => formatPath(extra === undefined ? segments : [...segments, extra]);
+  const at = (extra?: string) => (extra === undefined ? segments : [...segments, extra]);
   switch (error.keyword) {
     case 'required':
-      return { path: at(error.params['missingProperty']), message: 'is required' };
+      return { segments: at(error.params['missingProperty']), message: 'is required' };
     case 'additionalProperties':
-      return { path: at(error.params['additionalProperty']), message: 'is not a known field' };
+      return { segments: at(error.params['additionalProperty']), message: 'is not a known field' };
     case 'discriminator': {
       const tag = error.params['tag'] as string;
-      if (error.params['tagValue'] === undefined) return { path: at(tag), message: 'is required' };
+      if (error.params['tagValue'] === undefined)
+        return { segments: at(tag), message: 'is required' };
       return {
-        path: at(tag),
+        segments: at(tag),
         message: `must be one of ${OPERATOR_TYPES.join(', ')}`,
       };
     }
     case 'enum':
       return {
-        path: at(),
+        segments: at(),
         message: `must be one of ${(error.params['allowedValues'] as unknown[]).join(', ')}`,
       };
     case 'const':
-      return { path: at(), message: `must be ${JSON.stringify(error.params['allowedValue'])}` };
+      return { segments: at(), message: `must be ${JSON.stringify(error.params['allowedValue'])}` };
     case 'exclusiveMinimum':
-      return { path: at(), message: `must be greater than ${error.params['limit']}` };
+      return { segments: at(), message: `must be greater than ${error.params['limit']}` };
     case 'minimum':
-      return { path: at(), message: `must be at least ${error.params['limit']}` };
+      return { segments: at(), message: `must be at least ${error.params['limit']}` };
     case 'minItems':
-      return { path: at(), message: `must have at least ${error.params['limit']} item(s)` };
+      return { segments: at(), message: `must have at least ${error.params['limit']} item(s)` };
     case 'minProperties':
-      return { path: at(), message: `must have at least ${error.params['limit']} entry` };
+      return { segments: at(), message: `must have at least ${error.params['limit']} entry` };
     case 'minLength':
-      return { path: at(), message: 'must not be empty' };
+      return { segments: at(), message: 'must not be empty' };
     case 'format':
-      return { path: at(), message: `must be a ${error.params['format']}` };
+      return { segments: at(), message: `must be a ${error.params['format']}` };
     case 'type':
-      return { path: at(), message: (custom as string) ?? `must be ${error.params['type']}` };
+      return { segments: at(), message: (custom as string) ?? `must be ${error.params['type']}` };
     default:
       return {
-        path: at(),
+        segments: at(),
         message: typeof custom === 'string' ? custom : (error.message ?? 'is invalid'),
       };
-  }
-}
-
-function semanticIssues(input: PipelineDefinitionInput): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  input.operators.forEach((operator, index) => {
-    const base = ['operators', index] as Array<string | number>;
-    const issue = (path: Array<string | number>, message: string) =>
-      issues.push({ path: formatPath([...base, ...path]), message });
-    checkOperator(operator, issue);
-    const stateful = operator.type === 'reduce' || operator.type === 'window';
-    if (stateful && index !== input.operators.length - 1) {
-      issue(
-        ['type'],
-        `a ${operator.type} must be the last operator: its output is a result, not an event`,
-      );
-    }
-  });
-  return issues;
-}
-
-type Report = (path: Array<string | number>, message: string) => void;
-
-function checkOperator(operator: Operator, issue: Report): void {
-  switch (operator.type) {
-    case 'filter': {
-      const { op, value } = operator;
-      if (op === 'exists') {
-        if (value !== undefined && typeof value !== 'boolean')
-          issue(['value'], 'must be true or false for exists');
-      } else if (value === undefined) {
-        issue(['value'], `is required for ${op}`);
-      } else if (op === 'gt' || op === 'lt' || op === 'gte' || op === 'lte') {
-        if (typeof value !== 'number' || !Number.isFinite(value))
-          issue(['value'], `must be a finite number for ${op}`);
-      } else if (op === 'in' && !Array.isArray(value)) {
-        issue(['value'], 'must be an array for in');
-      }
-      return;
-    }
-    case 'map': {
-      const [, operand] = operator.transform.split(':');
-      if (operand !== undefined && !Number.isFinite(Number(operand))) {
-        issue(['transform'], 'must have a finite number after the colon');
-      }
-      return;
-    }
-    case 'reduce':
-      checkReduce(operator, [], issue);
-      return;
-    case 'window': {
-      const { window_type, size_seconds, slide_seconds, session_timeout_seconds } = operator.config;
-      if (window_type === 'session') {
-        if (session_timeout_seconds == null)
-          issue(['config', 'session_timeout_seconds'], 'is required for a session window');
-      } else {
-        if (size_seconds === undefined)
-          issue(['config', 'size_seconds'], `is required for a ${window_type} window`);
-        if (window_type === 'sliding' && slide_seconds == null) {
-          issue(['config', 'slide_seconds'], 'is required for a sliding window');
-        }
-        if (slide_seconds != null && size_seconds !== undefined && slide_seconds > size_seconds) {
-          issue(
-            ['config', 'slide_seconds'],
-            'must not exceed size_seconds: records would fall between windows',
-          );
-        }
-      }
-      for (const key of [
-        'size_seconds',
-        'slide_seconds',
-        'session_timeout_seconds',
-        'allowed_lateness_seconds',
-      ] as const) {
-        const seconds = operator.config[key];
-        if (typeof seconds === 'number' && !Number.isInteger(seconds * 1000)) {
-          issue(['config', key], 'must be a whole number of milliseconds');
-        }
-      }
-      checkReduce(operator.aggregation, ['aggregation'], issue);
-      return;
-    }
-    case 'branch':
-    case 'enrich':
-      return;
-  }
-}
-
-function checkReduce(
-  reduce: Extract<Operator, { type: 'reduce' }>,
-  base: Array<string | number>,
-  issue: Report,
-): void {
-  if (reduce.function !== 'count' && reduce.field === undefined) {
-    issue([...base, 'field'], `is required for ${reduce.function}`);
   }
 }
 

@@ -6,6 +6,7 @@ import type {
   ReduceOperator,
   WindowOperator,
 } from '@sluice/contracts';
+import { groupByPaths, sessionGapSecondsOf, slideSecondsOf } from '@sluice/contracts';
 
 import { compileAggregateInput } from './aggregate/aggregate-input';
 import type { AggregateExtractor } from './aggregate/aggregate-input';
@@ -157,12 +158,7 @@ function compileStateful(
   const reduceLabel =
     operator.type === 'reduce' ? label : `${label.replace(' (window)', '')}.aggregation (reduce)`;
   const aggregator = aggregatorFor(reduce.function);
-  const groupBy =
-    reduce.group_by === undefined
-      ? []
-      : typeof reduce.group_by === 'string'
-        ? [reduce.group_by]
-        : reduce.group_by;
+  const groupBy = groupByPaths(reduce);
   const extract = compileAggregateInput(reduce, reduceLabel);
 
   if (operator.type === 'reduce') {
@@ -187,7 +183,7 @@ function compileStateful(
   const base = { pipelineId, aggregator, latenessMs, idleTimeoutMs, emitUpdates };
   const spec = { kind: 'window' as const, extract, groupBy, latenessMs, idleTimeoutMs };
   if (config.window_type === 'session') {
-    const gapMs = Math.round(config.session_timeout_seconds! * SECOND);
+    const gapMs = Math.round(sessionGapSecondsOf(config) * SECOND);
     return {
       ...spec,
       createStage: (options) => new SessionWindowStage({ ...options, ...base, gapMs }),
@@ -195,8 +191,9 @@ function compileStateful(
     };
   }
   const sizeMs = Math.round(config.size_seconds! * SECOND);
+  // A null slide is AllSource's "slide by the size" (docs/design.md §9).
   const slideMs =
-    config.window_type === 'sliding' ? Math.round(config.slide_seconds! * SECOND) : sizeMs;
+    config.window_type === 'sliding' ? Math.round(slideSecondsOf(config)! * SECOND) : sizeMs;
   return {
     ...spec,
     createStage: (options) => new HoppingWindowStage({ ...options, ...base, sizeMs, slideMs }),

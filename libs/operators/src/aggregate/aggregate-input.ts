@@ -54,9 +54,10 @@ export function compileAggregateInput(reduce: ReduceOperator, label: string): Ag
 }
 
 function compileGroupKey(
-  groupBy: string | string[] | undefined,
+  groupBy: string | string[] | null | undefined,
 ): (item: WorkItem) => string | null {
-  if (groupBy === undefined) return () => NO_GROUP;
+  // null is AllSource's "no grouping", as when absent.
+  if (groupBy === undefined || groupBy === null) return () => NO_GROUP;
   if (typeof groupBy === 'string') {
     const get = compileGetter(groupBy);
     return (item) => groupPart(get(item.envelope));
