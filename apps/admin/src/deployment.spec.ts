@@ -33,7 +33,7 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
     );
     expect(admin.environment.filter((name) => !known.includes(name))).toEqual(
       // The ConfigMap is shared with the processors; these are theirs.
-      ['CONSUMER_GROUP', 'SOURCE_PARTITIONS', 'SOURCE_TOPICS'],
+      ['CONSUMER_GROUP', 'SOURCE_PARTITIONS'],
     );
     expect(admin.environment).toEqual(
       expect.arrayContaining(['SLUICE_ADMIN_TOKEN', 'DATABASE_URL']),

@@ -62,7 +62,10 @@ export class Processor {
     this.topics = internalTopics(config.topicPrefix);
     this.sourceTopics = new Set(config.sourceTopics);
     this.tables = new GlobalTables(this.kafka, logger);
-    this.registry = new DefinitionRegistry({ lookups: this.tables });
+    this.registry = new DefinitionRegistry({
+      lookups: this.tables,
+      rules: { topicPrefix: config.topicPrefix, sourceTopics: config.sourceTopics },
+    });
     this.tasks = new TaskManager({
       logger,
       consumer: {
@@ -95,7 +98,6 @@ export class Processor {
       topicPrefix: config.topicPrefix,
       partitions: () => this.internalPartitions,
       onApplied: () => this.consumer.setTopics(this.wantedTopics()),
-      stopped: () => this.state === 'stopping' || this.state === 'stopped',
     });
     this.metrics = new ProcessorMetrics({
       pipelines: () => this.pipelines.list(),
@@ -176,6 +178,7 @@ export class Processor {
     this.state = 'stopping';
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    this.definitions.stop();
     await this.definitions.settled().catch(() => undefined);
     await this.consumer.stop();
     await this.tasks.closeAll();
@@ -245,6 +248,7 @@ export class Processor {
       this.topics.stats,
       this.config.processorId,
       this.pipelines.list(),
+      this.definitions.failures(),
       lag,
     ).catch((error: Error) => this.logger.warn({ err: error }, 'publishing stats failed'));
   }

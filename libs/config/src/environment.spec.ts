@@ -18,6 +18,7 @@ describe('loadEnvironment', () => {
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
       SLUICE_TOPIC_PREFIX: 'sluice',
+      SOURCE_TOPICS: 'events',
       PORT: 81,
     });
   });

@@ -46,6 +46,17 @@ export class ServiceEnvironment {
     message: 'SLUICE_TOPIC_PREFIX may hold letters, digits, ., _ and -',
   })
   SLUICE_TOPIC_PREFIX: string = 'sluice';
+
+  /**
+   * The processors' source topics: what they read, and (in the admin) topics a definition may
+   * not write to, since its pipeline would read its own results.
+   */
+  @IsOptional()
+  @Transform(trimmed)
+  @Matches(/^\s*[a-zA-Z0-9._-]+(\s*,\s*[a-zA-Z0-9._-]+)*\s*$/, {
+    message: 'SOURCE_TOPICS must be a comma-separated list of topic names',
+  })
+  SOURCE_TOPICS: string = 'events';
 }
 
 /**

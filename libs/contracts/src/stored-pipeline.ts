@@ -9,6 +9,31 @@ export interface StoredPipeline extends PipelineDefinition {
   updated_at: string;
 }
 
+/** What the admin adds to a definition; a body read with GET carries them, read-only. */
+export const STORED_FIELDS = ['version', 'reset_generation', 'created_at', 'updated_at'] as const;
+export type StoredField = (typeof STORED_FIELDS)[number];
+
+/**
+ * A document as a definition and the stored (read-only) fields it carries, so that what GET
+ * answered can be sent back unchanged: the definition is validated, the stored fields compared.
+ */
+export function splitStoredFields(document: unknown): {
+  definition: unknown;
+  stored: Partial<Record<StoredField, unknown>>;
+} {
+  if (document === null || typeof document !== 'object' || Array.isArray(document))
+    return { definition: document, stored: {} };
+  const definition: Record<string, unknown> = { ...(document as Record<string, unknown>) };
+  const stored: Partial<Record<StoredField, unknown>> = {};
+  for (const field of STORED_FIELDS) {
+    if (field in definition) {
+      stored[field] = definition[field];
+      delete definition[field];
+    }
+  }
+  return { definition, stored };
+}
+
 /** The counters one processor replica reports for one pipeline on `sluice.stats`. */
 export interface ProcessorStats {
   processor_id: string;
@@ -26,7 +51,16 @@ export interface ProcessorStats {
   /** Event time of the last processed event, ISO-8601, or null. */
   last_processed: string | null;
   reported_at: string;
+  /**
+   * `failed`: this replica could not apply the pipeline's latest definition (its topics could
+   * not be made, a lookup table could not be read…): it is parked, retried with back-off, and
+   * `error` says why. Absent in reports of replicas from before this field.
+   */
+  state?: PipelineState;
+  error?: string | null;
 }
+
+export type PipelineState = 'running' | 'failed';
 
 export function processorStatsKey(processorId: string, pipelineId: string): string {
   return `${processorId}/${pipelineId}`;
@@ -51,5 +85,9 @@ export interface PipelineStatsView {
   late_events: number;
   dead_lettered: number;
   lag: number;
+  /** `failed` if a live replica reports it failed, `running` if they all run it, else `unknown`. */
+  state: PipelineState | 'unknown';
+  /** Why it failed, from the first live replica that reports it failed (`<processor>: …`). */
+  error: string | null;
   processors: ProcessorStatsView[];
 }

@@ -13,6 +13,7 @@ export {
   retryBroker,
   retryRetriable,
 } from './retry';
+export { isPermanentRefusal, refusalReason } from './refusals';
 export { fetchStableOffsets, isUnstableOffsetCommit } from './stable-offsets';
 export type { CommittedOffset } from './stable-offsets';
 export { fetchPartitionEnds, OpenTransactionError, untilStableEnd } from './partition-ends';

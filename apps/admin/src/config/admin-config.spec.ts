@@ -12,6 +12,7 @@ describe('loadAdminConfig', () => {
       logLevel: 'info',
       logFormat: 'json',
       topicPrefix: 'sluice',
+      sourceTopics: ['events'],
       outputPartitions: 6,
       statsStaleMs: 30_000,
     });

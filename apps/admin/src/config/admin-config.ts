@@ -57,6 +57,8 @@ export interface AdminConfig {
   logLevel: string;
   logFormat: 'json' | 'pretty';
   topicPrefix: string;
+  /** The processors' default source topics (a definition may not write to them). */
+  sourceTopics: string[];
   outputPartitions: number;
   statsStaleMs: number;
 }
@@ -71,6 +73,7 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
     logLevel: parsed.LOG_LEVEL,
     logFormat: parsed.LOG_FORMAT as 'json' | 'pretty',
     topicPrefix: parsed.SLUICE_TOPIC_PREFIX,
+    sourceTopics: listOf(parsed.SOURCE_TOPICS),
     outputPartitions: parsed.SLUICE_OUTPUT_PARTITIONS,
     statsStaleMs: parsed.SLUICE_STATS_STALE_SECONDS * 1000,
   };

@@ -10,7 +10,8 @@ export class PipelineRow {
   @Column('text')
   name!: string;
 
-  @Column('jsonb')
+  /** `json`, not `jsonb`: the definition keeps the key order it was written in. */
+  @Column('json')
   definition!: PipelineDefinition;
 
   @Column('integer')
@@ -40,7 +41,7 @@ export class PipelineVersionRow {
   @PrimaryColumn('integer')
   version!: number;
 
-  @Column('jsonb')
+  @Column('json')
   definition!: PipelineDefinition;
 
   @Column('text')
@@ -65,7 +66,7 @@ export class OutboxRow {
   @Column('uuid')
   pipeline_id!: string;
 
-  @Column('jsonb', { nullable: true })
+  @Column('json', { nullable: true })
   payload!: StoredPipeline | null;
 
   @Column('timestamptz')
@@ -79,6 +80,10 @@ export class OutboxRow {
 
   @Column('text', { nullable: true })
   last_error!: string | null;
+
+  /** Kafka refused the record for a reason that will not change: it is not sent again. */
+  @Column('timestamptz', { nullable: true })
+  refused_at!: Date | null;
 }
 
 export const ENTITIES = [PipelineRow, PipelineVersionRow, OutboxRow];

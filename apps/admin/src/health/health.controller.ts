@@ -4,6 +4,8 @@ import type { FastifyReply } from 'fastify';
 
 import { DatabaseService } from '../database/database.service';
 import { KafkaService } from '../kafka/kafka.service';
+import { OutboxRelayService } from '../outbox/outbox-relay.service';
+import type { RefusedRecord } from '../outbox/outbox-relay.service';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -13,6 +15,7 @@ export class HealthController {
   constructor(
     private readonly database: DatabaseService,
     private readonly kafka: KafkaService,
+    private readonly relay: OutboxRelayService,
   ) {}
 
   @Get('live')
@@ -20,9 +23,16 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready when PostgreSQL and Kafka both answer (DESIGN §6). */
+  /**
+   * Ready when PostgreSQL and Kafka both answer (docs/design.md §6). Outbox records Kafka refused
+   * for good are listed, but do not make the admin unready: it is through the API that they are
+   * mended (a corrected definition is a newer record).
+   */
   @Get('ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    const refused = this.database.ready
+      ? this.relay.refused().catch((): RefusedRecord[] => [])
+      : Promise.resolve([]);
     const [postgres, kafka] = await Promise.all([
       check(async () => {
         if (!this.database.ready) throw new Error('not connected');
@@ -34,7 +44,11 @@ export class HealthController {
     ]);
     const ok = postgres.ok && kafka.ok;
     void reply.status(ok ? 200 : 503);
-    return { status: ok ? 'ok' : 'unavailable', checks: { postgres, kafka } };
+    return {
+      status: ok ? 'ok' : 'unavailable',
+      checks: { postgres, kafka },
+      outbox: { refused: await refused },
+    };
   }
 }
 

@@ -27,6 +27,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly outboxRefused = new Gauge({
+    name: 'sluice_admin_outbox_refused',
+    help: 'Outbox records Kafka refused for good (passed over), whose pipeline sent nothing newer',
+    registers: [this.registry],
+  });
+
   readonly outboxPublished = new Counter({
     name: 'sluice_admin_outbox_published_total',
     help: 'Definition records published to the pipelines topic',

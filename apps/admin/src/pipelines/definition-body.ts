@@ -1,5 +1,10 @@
-import { parseDefinitionText, validateDefinition } from '@sluice/contracts';
-import type { PipelineDefinition, ValidationIssue } from '@sluice/contracts';
+import { parseDefinitionText, splitStoredFields, validateDefinition } from '@sluice/contracts';
+import type {
+  DefinitionValidationOptions,
+  PipelineDefinition,
+  StoredField,
+  ValidationIssue,
+} from '@sluice/contracts';
 
 import { DomainError } from '../errors/domain-error';
 
@@ -27,17 +32,24 @@ export function bodyDocument(body: unknown): unknown {
   return parsed.documents[0];
 }
 
-/** Validates a definition body; a bad one is a 400 naming every problem's JSON path. */
-export function definitionFromBody(body: unknown, pathPrefix = ''): PipelineDefinition {
-  const result = validateDefinition(bodyDocument(body));
-  if (!result.valid) {
-    throw new DomainError(
-      'validation_failed',
-      describeIssues(result.errors),
-      prefixIssues(result.errors, pathPrefix),
-    );
-  }
-  return result.definition;
+export interface DefinitionBody {
+  definition: PipelineDefinition;
+  /** Defaults applied and fields ignored, each with its path. */
+  warnings: ValidationIssue[];
+  /** The read-only fields the body carried (a GET body sent back), to compare with the store. */
+  stored: Partial<Record<StoredField, unknown>>;
+}
+
+/** Validates a definition document; a bad one is a 400 naming every problem's JSON path. */
+export function definitionFromDocument(
+  document: unknown,
+  rules: DefinitionValidationOptions,
+): DefinitionBody {
+  const { definition, stored } = splitStoredFields(document);
+  const result = validateDefinition(definition, rules);
+  if (!result.valid)
+    throw new DomainError('validation_failed', describeIssues(result.errors), result.errors);
+  return { definition: result.definition, warnings: result.warnings, stored };
 }
 
 export function prefixIssues(issues: ValidationIssue[], prefix: string): ValidationIssue[] {

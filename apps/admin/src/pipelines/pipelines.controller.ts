@@ -5,6 +5,7 @@ import {
   Get,
   Headers,
   HttpCode,
+  Inject,
   Param,
   Post,
   Put,
@@ -12,15 +13,22 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { validateDefinition } from '@sluice/contracts';
-import type { PipelineStatsView, StoredPipeline, ValidationIssue } from '@sluice/contracts';
+import { splitStoredFields, validateDefinition } from '@sluice/contracts';
+import type {
+  DefinitionValidationOptions,
+  PipelineStatsView,
+  StoredPipeline,
+  ValidationIssue,
+} from '@sluice/contracts';
 import { lookupTablesFrom, runReference } from '@sluice/operators';
 import type { FastifyReply } from 'fastify';
 
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { ADMIN_CONFIG } from '../config/admin-config';
+import type { AdminConfig } from '../config/admin-config';
 import { DomainError } from '../errors/domain-error';
 import { StatsService } from '../stats/stats.service';
-import { bodyDocument, definitionFromBody, prefixIssues } from './definition-body';
+import { bodyDocument, definitionFromDocument, prefixIssues } from './definition-body';
 import { notFound, PipelinesService } from './pipelines.service';
 import type { VersionEntry } from './pipelines.service';
 
@@ -54,10 +62,16 @@ const DEFINITION_BODY = {
 @UseGuards(BearerAuthGuard)
 @Controller('api/v1/pipelines')
 export class PipelinesController {
+  /** What a definition is checked against besides itself: this installation's topic names. */
+  private readonly rules: DefinitionValidationOptions;
+
   constructor(
     private readonly pipelines: PipelinesService,
     private readonly stats: StatsService,
-  ) {}
+    @Inject(ADMIN_CONFIG) config: AdminConfig,
+  ) {
+    this.rules = { topicPrefix: config.topicPrefix, sourceTopics: config.sourceTopics };
+  }
 
   @Post()
   @ApiOperation({
@@ -69,9 +83,15 @@ export class PipelinesController {
     @Headers('x-sluice-actor') actor: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PipelineSummary> {
-    const outcome = await this.pipelines.create(definitionFromBody(body), actorOf(actor));
+    const { definition, warnings, stored } = definitionFromDocument(bodyDocument(body), this.rules);
+    const outcome = await this.pipelines.create(definition, actorOf(actor));
     void reply.status(outcome.created ? 201 : 200).header('etag', etag(outcome.pipeline.version));
-    return summaryOf(outcome.pipeline);
+    // A create has no stored fields to compare with: what a GET body carried is left aside.
+    const ignored = Object.keys(stored).map((field) => ({
+      path: field,
+      message: 'is read-only (the admin sets it); ignored by a create',
+    }));
+    return summaryOf(outcome.pipeline, [...warnings, ...ignored]);
   }
 
   @Get()
@@ -92,9 +112,15 @@ export class PipelinesController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Validate a definition without storing it' })
   @ApiBody(DEFINITION_BODY)
-  validate(@Body() body: unknown): { valid: boolean; errors: ValidationIssue[] } {
-    const result = validateDefinition(bodyDocument(body));
-    return { valid: result.valid, errors: result.errors };
+  validate(@Body() body: unknown): {
+    valid: boolean;
+    errors: ValidationIssue[];
+    warnings: ValidationIssue[];
+  } {
+    // A body read with GET validates as its definition: the read-only fields are the admin's.
+    const { definition } = splitStoredFields(bodyDocument(body));
+    const result = validateDefinition(definition, this.rules);
+    return { valid: result.valid, errors: result.errors, warnings: result.warnings };
   }
 
   @Post('preview')
@@ -137,7 +163,7 @@ export class PipelinesController {
     else if (events.length > MAX_PREVIEW_EVENTS)
       issues.push({ path: 'events', message: `must hold at most ${MAX_PREVIEW_EVENTS} events` });
     issues.push(...lookupTableIssues(tables));
-    const validation = validateDefinition(pipeline);
+    const validation = validateDefinition(pipeline, this.rules);
     if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
     if (issues.length > 0 || !validation.valid) {
       throw new DomainError(
@@ -192,17 +218,17 @@ export class PipelinesController {
         { path: 'id', message: `must be ${id} (the id in the path) or absent` },
       ]);
     }
-    const definition = definitionFromBody(
+    const { definition, warnings, stored } = definitionFromDocument(
       typeof document === 'object' && document !== null ? { ...document, id } : document,
+      this.rules,
     );
-    const pipeline = await this.pipelines.replace(
-      id,
-      definition,
-      expectedVersion(ifMatch),
-      actorOf(actor),
-    );
+    const pipeline = await this.pipelines.replace(id, definition, {
+      expectedVersion: expectedVersion(ifMatch),
+      stored,
+      actor: actorOf(actor),
+    });
     void reply.header('etag', etag(pipeline.version));
-    return summaryOf(pipeline);
+    return summaryOf(pipeline, warnings);
   }
 
   @Delete(':id')
@@ -243,15 +269,18 @@ interface PipelineSummary {
   name: string;
   enabled: boolean;
   version: number;
+  /** Defaults applied and fields ignored, as validate reports them. */
+  warnings: ValidationIssue[];
 }
 
-/** What create and replace answer (AllSource's create response, plus the version). */
-function summaryOf(pipeline: StoredPipeline): PipelineSummary {
+/** What create and replace answer (AllSource's create response, plus version and warnings). */
+function summaryOf(pipeline: StoredPipeline, warnings: ValidationIssue[]): PipelineSummary {
   return {
     pipeline_id: pipeline.id,
     name: pipeline.name,
     enabled: pipeline.enabled,
     version: pipeline.version,
+    warnings,
   };
 }
 

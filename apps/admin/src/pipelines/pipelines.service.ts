@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { sameDefinition } from '@sluice/contracts';
-import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
+import type { PipelineDefinition, StoredField, StoredPipeline } from '@sluice/contracts';
 import type { EntityManager } from 'typeorm';
 
 import { DatabaseService } from '../database/database.service';
@@ -13,6 +13,14 @@ import { storedPipelineOf } from './stored-pipeline';
 export interface CreateOutcome {
   created: boolean;
   pipeline: StoredPipeline;
+}
+
+export interface ReplaceOptions {
+  /** If-Match: the version the caller read. */
+  expectedVersion: number | undefined;
+  /** The read-only fields the body carried: each must be what the store holds. */
+  stored: Partial<Record<StoredField, unknown>>;
+  actor: string;
 }
 
 export interface VersionEntry {
@@ -82,8 +90,7 @@ export class PipelinesService {
   async replace(
     id: string,
     definition: PipelineDefinition,
-    expectedVersion: number | undefined,
-    actor: string,
+    { expectedVersion, stored, actor }: ReplaceOptions,
   ): Promise<StoredPipeline> {
     const pipeline = await this.database.transaction(async (manager) => {
       const row = await this.liveRow(manager, id);
@@ -93,6 +100,7 @@ export class PipelinesService {
           `pipeline ${id} is at version ${row.version}, not ${expectedVersion}; read it again and retry`,
         );
       }
+      checkStoredFields(id, storedPipelineOf(row), stored);
       const now = new Date();
       row.definition = definition;
       row.name = definition.name;
@@ -214,6 +222,38 @@ export async function enqueueOutbox(
     `INSERT INTO outbox (pipeline_id, payload, created_at) VALUES ($1, $2, now())`,
     [pipelineId, payload === null ? null : JSON.stringify(payload)],
   );
+}
+
+/**
+ * A body read with GET and sent back carries the read-only fields: accepted when they are what
+ * the store holds. A stale `version` is a lost update (412, as a stale If-Match); any other
+ * field that differs is a 400 naming it.
+ */
+function checkStoredFields(
+  id: string,
+  current: StoredPipeline,
+  stored: Partial<Record<StoredField, unknown>>,
+): void {
+  if ('version' in stored && stored.version !== current.version) {
+    throw new DomainError(
+      'precondition_failed',
+      `pipeline ${id} is at version ${current.version}, not ${JSON.stringify(stored.version)}; read it again and retry`,
+      [{ path: 'version', message: `must be ${current.version} (the stored version) or absent` }],
+    );
+  }
+  const differing = (['reset_generation', 'created_at', 'updated_at'] as const).filter(
+    (field) => field in stored && stored[field] !== current[field],
+  );
+  if (differing.length > 0) {
+    throw new DomainError(
+      'validation_failed',
+      `read-only field${differing.length > 1 ? 's' : ''} ${differing.join(', ')} differ${differing.length > 1 ? '' : 's'} from the stored pipeline`,
+      differing.map((field) => ({
+        path: field,
+        message: `is read-only: must be ${JSON.stringify(current[field])} (the stored value) or absent`,
+      })),
+    );
+  }
 }
 
 export function notFound(id: string): DomainError {

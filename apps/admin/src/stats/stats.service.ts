@@ -113,8 +113,11 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
         .filter((t): t is string => t !== null)
         .sort()
         .at(-1) ?? null;
+    const failed = live.find((p) => p.state === 'failed');
     return {
       pipeline_id: pipeline.id,
+      state: failed ? 'failed' : live.length > 0 ? 'running' : 'unknown',
+      error: failed ? `${failed.processor_id}: ${failed.error ?? 'unknown error'}` : null,
       events_processed: sum('events_processed'),
       events_filtered: sum('events_filtered'),
       events_failed: sum('events_failed'),

@@ -21,13 +21,6 @@ const NAME = /^[a-zA-Z0-9._-]+$/;
 export class ProcessorEnvironment extends ServiceEnvironment {
   @IsOptional()
   @Transform(trimmed)
-  @Matches(/^\s*[a-zA-Z0-9._-]+(\s*,\s*[a-zA-Z0-9._-]+)*\s*$/, {
-    message: 'SOURCE_TOPICS must be a comma-separated list of topic names',
-  })
-  SOURCE_TOPICS: string = 'events';
-
-  @IsOptional()
-  @Transform(trimmed)
   @Matches(NAME, { message: 'CONSUMER_GROUP may hold letters, digits, ., _ and -' })
   CONSUMER_GROUP: string = 'sluice-processor';
 

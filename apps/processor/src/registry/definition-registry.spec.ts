@@ -59,6 +59,21 @@ describe('DefinitionRegistry', () => {
     expect(registry.get(ID)?.stored.version).toBe(2);
   });
 
+  it("calls a newer definition that breaks this replica's rules invalid, and keeps the one it runs", () => {
+    const registry = new DefinitionRegistry({ rules: { sourceTopics: ['orders'] } });
+    registry.apply(ID, record({ version: 1 }));
+    expect(registry.apply(ID, record({ version: 2, output: 'orders' }))).toEqual({
+      kind: 'invalid',
+      id: ID,
+      version: 2,
+      reset_generation: 0,
+      reason: expect.stringContaining('output is a source topic of the processors'),
+    });
+    expect(registry.get(ID)?.stored.version).toBe(1);
+    expect(registry.apply(ID, record({ version: 1, output: 'orders' })).kind).toBe('ignored');
+    expect(registry.apply(ID, record({ version: 3 })).kind).toBe('updated');
+  });
+
   it('skips malformed and invalid records with a reason instead of failing', () => {
     const registry = new DefinitionRegistry();
     expect(registry.apply(ID, '{not json')).toEqual({
@@ -71,7 +86,8 @@ describe('DefinitionRegistry', () => {
       reason: 'the record is not a JSON object',
     });
     expect(registry.apply(ID, record({ output: '' }))).toMatchObject({
-      kind: 'ignored',
+      kind: 'invalid',
+      version: 1,
       reason: expect.stringContaining('output must not be empty'),
     });
     expect(registry.apply('00000000-0000-4000-8000-000000000002', record())).toMatchObject({

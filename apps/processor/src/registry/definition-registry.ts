@@ -1,8 +1,8 @@
 // The processor's view of `sluice.pipelines` (DESIGN §5): every record is applied in log order,
 // validated and compiled once. Records are never trusted blindly: a malformed or invalid one is
 // reported and skipped, and a record older than what is known (a re-sent outbox row) is ignored.
-import { validateDefinition } from '@sluice/contracts';
-import type { StoredPipeline } from '@sluice/contracts';
+import { splitStoredFields, validateDefinition } from '@sluice/contracts';
+import type { DefinitionValidationOptions, StoredPipeline } from '@sluice/contracts';
 import { compilePipeline } from '@sluice/operators';
 import type { CompiledPipeline, CompileOptions } from '@sluice/operators';
 
@@ -18,14 +18,23 @@ export type RegistryChange =
   /** A reset: clear the pipeline's state and counters everywhere. */
   | { kind: 'reset'; id: string; pipeline: RegisteredPipeline }
   | { kind: 'deleted'; id: string }
+  /**
+   * A newer definition this replica cannot run (it breaks this replica's rules, such as writing
+   * to one of its source topics): the pipeline is parked with the reason, and its earlier
+   * definition, if any, goes on running.
+   */
+  | { kind: 'invalid'; id: string; version: number; reset_generation: number; reason: string }
   | { kind: 'ignored'; id: string; reason: string };
 
-const STORED_FIELDS = ['version', 'reset_generation', 'created_at', 'updated_at'] as const;
+export interface RegistryOptions extends CompileOptions {
+  /** This replica's topic prefix and source topics, which definitions are checked against. */
+  rules?: DefinitionValidationOptions;
+}
 
 export class DefinitionRegistry {
   private readonly pipelines = new Map<string, RegisteredPipeline>();
 
-  constructor(private readonly options: CompileOptions = {}) {}
+  constructor(private readonly options: RegistryOptions = {}) {}
 
   get size(): number {
     return this.pipelines.size;
@@ -47,8 +56,13 @@ export class DefinitionRegistry {
       this.pipelines.delete(id);
       return { kind: 'deleted', id };
     }
-    const parsed = parseStored(id, value);
-    if ('reason' in parsed) return { kind: 'ignored', id, reason: parsed.reason };
+    const parsed = parseStored(id, value, this.options.rules ?? {});
+    if ('reason' in parsed) {
+      if (!parsed.generation) return { kind: 'ignored', id, reason: parsed.reason };
+      if (known && !isNewer(parsed.generation, known.stored))
+        return { kind: 'ignored', id, reason: `an older invalid record: ${parsed.reason}` };
+      return { kind: 'invalid', id, ...parsed.generation, reason: parsed.reason };
+    }
     const stored = parsed.stored;
     if (known && !isNewer(stored, known.stored)) {
       const seen = `${known.stored.version}/${known.stored.reset_generation}`;
@@ -72,7 +86,13 @@ export class DefinitionRegistry {
   }
 }
 
-function parseStored(id: string, value: string): { stored: StoredPipeline } | { reason: string } {
+type Generation = Pick<StoredPipeline, 'version' | 'reset_generation'>;
+
+function parseStored(
+  id: string,
+  value: string,
+  rules: DefinitionValidationOptions,
+): { stored: StoredPipeline } | { reason: string; generation?: Generation } {
   let json: unknown;
   try {
     json = JSON.parse(value);
@@ -82,26 +102,26 @@ function parseStored(id: string, value: string): { stored: StoredPipeline } | { 
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     return { reason: 'the record is not a JSON object' };
   const record = json as Record<string, unknown>;
-  const definition: Record<string, unknown> = { ...record };
-  for (const field of STORED_FIELDS) delete definition[field];
-  const validation = validateDefinition(definition);
-  if (!validation.valid) {
-    return {
-      reason: `invalid definition: ${validation.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
-    };
-  }
-  if (validation.definition.id !== id)
-    return { reason: `the record's id ${validation.definition.id} is not its key ${id}` };
   const version = record['version'];
   const generation = record['reset_generation'];
   if (!Number.isSafeInteger(version) || !Number.isSafeInteger(generation)) {
     return { reason: 'version and reset_generation must be integers' };
   }
+  const known = { version: version as number, reset_generation: generation as number };
+  const { definition } = splitStoredFields(record);
+  const validation = validateDefinition(definition, rules);
+  if (!validation.valid) {
+    return {
+      reason: `invalid definition: ${validation.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+      generation: known,
+    };
+  }
+  if (validation.definition.id !== id)
+    return { reason: `the record's id ${validation.definition.id} is not its key ${id}` };
   return {
     stored: {
       ...validation.definition,
-      version: version as number,
-      reset_generation: generation as number,
+      ...known,
       created_at: String(record['created_at'] ?? ''),
       updated_at: String(record['updated_at'] ?? ''),
     },
@@ -109,7 +129,7 @@ function parseStored(id: string, value: string): { stored: StoredPipeline } | { 
 }
 
 /** Outbox rows may be published twice (at-least-once relay): only a newer record changes anything. */
-function isNewer(candidate: StoredPipeline, current: StoredPipeline): boolean {
+function isNewer(candidate: Generation, current: Generation): boolean {
   if (candidate.reset_generation !== current.reset_generation)
     return candidate.reset_generation > current.reset_generation;
   return candidate.version > current.version;

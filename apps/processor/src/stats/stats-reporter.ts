@@ -5,11 +5,22 @@ import type { Producer } from 'kafkajs';
 import { processorStatsKey } from '@sluice/contracts';
 import type { ProcessorStats } from '@sluice/contracts';
 
+import { emptyCounters } from '@sluice/operators';
+import type { PipelineCounters } from '@sluice/operators';
+
 import type { ActivePipeline } from '../pipelines/active-pipeline';
+import type { ParkedPipeline } from '../pipelines/definition-applier';
+
+interface Reported {
+  id: string;
+  resetGeneration: number;
+  counters: PipelineCounters;
+  failure: ParkedPipeline | undefined;
+}
 
 export function statsRecord(
   processorId: string,
-  pipeline: ActivePipeline,
+  pipeline: Reported,
   lag: number,
   now: Date,
 ): ProcessorStats {
@@ -17,7 +28,9 @@ export function statsRecord(
   return {
     processor_id: processorId,
     pipeline_id: pipeline.id,
-    reset_generation: pipeline.stored.reset_generation,
+    reset_generation: pipeline.resetGeneration,
+    state: pipeline.failure ? 'failed' : 'running',
+    error: pipeline.failure?.error ?? null,
     events_processed: counters.processed,
     events_filtered: counters.filtered,
     events_skipped: counters.skipped,
@@ -32,18 +45,50 @@ export function statsRecord(
   };
 }
 
+/**
+ * Every pipeline this replica runs, and every one it could not apply (`failed`, with the reason;
+ * a parked update of a running pipeline reports under the definition that failed, so the admin
+ * shows it beside the stored version).
+ */
+export function reportedPipelines(
+  pipelines: readonly ActivePipeline[],
+  parked: readonly ParkedPipeline[],
+): Reported[] {
+  const failures = new Map(parked.map((p) => [p.id, p]));
+  const reported: Reported[] = pipelines.map((pipeline) => ({
+    id: pipeline.id,
+    resetGeneration:
+      failures.get(pipeline.id)?.reset_generation ?? pipeline.stored.reset_generation,
+    counters: pipeline.counters,
+    failure: failures.get(pipeline.id),
+  }));
+  const running = new Set(pipelines.map((p) => p.id));
+  for (const failure of parked) {
+    if (running.has(failure.id)) continue;
+    reported.push({
+      id: failure.id,
+      resetGeneration: failure.reset_generation,
+      counters: emptyCounters(),
+      failure,
+    });
+  }
+  return reported;
+}
+
 export async function publishStats(
   producer: Producer,
   topic: string,
   processorId: string,
-  pipelines: ActivePipeline[],
+  pipelines: readonly ActivePipeline[],
+  parked: readonly ParkedPipeline[],
   lag: number,
 ): Promise<void> {
-  if (pipelines.length === 0) return;
+  const reported = reportedPipelines(pipelines, parked);
+  if (reported.length === 0) return;
   const now = new Date();
   await producer.send({
     topic,
-    messages: pipelines.map((pipeline) => ({
+    messages: reported.map((pipeline) => ({
       key: processorStatsKey(processorId, pipeline.id),
       value: JSON.stringify(statsRecord(processorId, pipeline, lag, now)),
     })),
