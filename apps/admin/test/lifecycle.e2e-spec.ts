@@ -42,6 +42,7 @@ describe('admin API lifecycle', () => {
       name: 'daily-revenue',
       enabled: true,
       version: 1,
+      warnings: [],
     });
     const id = created.body['pipeline_id'] as string;
 
@@ -72,6 +73,7 @@ describe('admin API lifecycle', () => {
       name: 'daily-revenue-v2',
       enabled: true,
       version: 2,
+      warnings: [],
     });
 
     await eventually(async () => {
@@ -222,6 +224,7 @@ describe('admin API lifecycle', () => {
     expect((await api('POST', '/api/v1/pipelines/validate', dailyRevenue())).body).toEqual({
       valid: true,
       errors: [],
+      warnings: [],
     });
     const invalid = await api('POST', '/api/v1/pipelines/validate', {
       name: 'x',
@@ -232,6 +235,7 @@ describe('admin API lifecycle', () => {
     expect(invalid.body).toEqual({
       valid: false,
       errors: [{ path: 'operators[0].type', message: expect.stringContaining('must be one of') }],
+      warnings: [],
     });
   });
 
@@ -366,6 +370,7 @@ describe('admin API lifecycle', () => {
     expect((await open('GET', '/health/ready')).body).toEqual({
       status: 'ok',
       checks: { postgres: { ok: true }, kafka: { ok: true } },
+      outbox: { refused: [] },
     });
     const metrics = await (await fetch(`${admin.url}/metrics`)).text();
     expect(metrics).toContain(
@@ -395,6 +400,7 @@ describe('admin API lifecycle', () => {
     // The documented example is itself a valid definition.
     expect((await api('POST', '/api/v1/pipelines/validate', example)).body).toEqual({
       valid: true,
+      warnings: [],
       errors: [],
     });
   });

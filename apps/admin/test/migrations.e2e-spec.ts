@@ -16,6 +16,21 @@ async function tables(url: string): Promise<string[]> {
   }
 }
 
+async function columnTypes(url: string): Promise<string[]> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ name: string; type: string }>(
+      `SELECT table_name || '.' || column_name AS name, data_type AS type FROM information_schema.columns
+       WHERE (table_name, column_name) IN (('pipelines', 'definition'), ('pipeline_versions', 'definition'), ('outbox', 'payload'), ('outbox', 'refused_at'))
+       ORDER BY 1`,
+    );
+    return rows.map((row) => `${row.name} ${row.type}`);
+  } finally {
+    await db.end();
+  }
+}
+
 describe('migrations', () => {
   it('create the schema, revert it, and apply again', async () => {
     const database = await freshDatabase();
@@ -25,6 +40,19 @@ describe('migrations', () => {
         'pipeline_versions',
         'pipelines',
         'sluice_migrations',
+      ]);
+      // Definitions as written (json), and refusals in the outbox.
+      expect(await columnTypes(database.url)).toEqual([
+        'outbox.payload json',
+        'outbox.refused_at timestamp with time zone',
+        'pipeline_versions.definition json',
+        'pipelines.definition json',
+      ]);
+      await revertLastMigration(database.url);
+      expect(await columnTypes(database.url)).toEqual([
+        'outbox.payload jsonb',
+        'pipeline_versions.definition jsonb',
+        'pipelines.definition jsonb',
       ]);
       await revertLastMigration(database.url);
       expect(await tables(database.url)).toEqual(['sluice_migrations']);

@@ -1,3 +1,4 @@
+import type { DefinitionValidationOptions } from '@sluice/contracts';
 import { brokersFromEnv } from '@sluice/kafka';
 
 import { CliError } from './errors';
@@ -29,5 +30,21 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CliEnviro
   return {
     adminUrl: adminUrl.replace(/\/+$/, ''),
     adminToken: (env['SLUICE_ADMIN_TOKEN'] ?? '').trim() || undefined,
+  };
+}
+
+/**
+ * The installation's topic names, which definitions are checked against offline as the admin
+ * checks them: SLUICE_TOPIC_PREFIX and the processors' SOURCE_TOPICS (defaults as theirs).
+ */
+export function definitionRules(env: NodeJS.ProcessEnv = process.env): DefinitionValidationOptions {
+  const prefix = (env['SLUICE_TOPIC_PREFIX'] ?? '').trim();
+  const sources = (env['SOURCE_TOPICS'] ?? '')
+    .split(',')
+    .map((topic) => topic.trim())
+    .filter((topic) => topic !== '');
+  return {
+    ...(prefix ? { topicPrefix: prefix } : {}),
+    ...(sources.length > 0 ? { sourceTopics: sources } : {}),
   };
 }

@@ -9,13 +9,16 @@ import { runProduce } from './commands/produce';
 import { runStats } from './commands/stats';
 import { runTail } from './commands/tail';
 import { runValidate, validateDocuments } from './commands/validate';
-import { kafkaBrokers, readEnvironment } from './environment';
+import { definitionRules, kafkaBrokers, readEnvironment } from './environment';
 import { CliError } from './errors';
 import { readDefinitionDocuments } from './io/definition-files';
 import { outputFormat, stdoutPrinter } from './output/printer';
 import type { Printer } from './output/printer';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Warnings go to stderr, so that a command's output stays what it prints on stdout. */
+const warn = (line: string) => process.stderr.write(`warning: ${line}\n`);
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);
@@ -63,6 +66,8 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
     .action(async (options: { filename: string[]; recursive: boolean; dryRun: boolean }) => {
       const documents = validateDocuments(
         readDefinitionDocuments(options.filename, { recursive: options.recursive }),
+        definitionRules(),
+        warn,
       );
       await runApply(admin(), documents, { dryRun: options.dryRun }, out);
     });
@@ -93,7 +98,12 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
     )
     .option('-R, --recursive', 'read directories’ subdirectories too', false)
     .action((options: { filename: string[]; recursive: boolean }) =>
-      runValidate(readDefinitionDocuments(options.filename, { recursive: options.recursive }), out),
+      runValidate(
+        readDefinitionDocuments(options.filename, { recursive: options.recursive }),
+        definitionRules(),
+        out,
+        warn,
+      ),
     );
 
   program
@@ -110,7 +120,11 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
     .addOption(outputOption())
     .action(
       async (options: { filename: string; events: string; lookup: string[]; output?: string }) => {
-        const documents = validateDocuments(readDefinitionDocuments([options.filename]));
+        const documents = validateDocuments(
+          readDefinitionDocuments([options.filename]),
+          definitionRules(),
+          warn,
+        );
         if (documents.length !== 1) {
           throw new CliError(
             `preview takes one definition; ${options.filename} holds ${documents.length}`,

@@ -80,6 +80,28 @@ describe('sluice CLI against a running Sluice', () => {
     expect(run.stderr).toContain('colour: is not a known field');
     expect(run.stderr).toContain('operators[0].op');
     expect(run.stderr).not.toMatch(/\n\s+at /);
+
+    // A folder: every file's problems, a file that does not parse among them, then exit 1;
+    // apply changes nothing, not even the valid file's pipeline.
+    const folder = mkdtempSync(join(scratch, 'folder-'));
+    writeFileSync(join(folder, 'a-broken.yaml'), 'name: [unclosed\n');
+    writeFileSync(join(folder, 'b-bad.yaml'), readFileSync(bad, 'utf8'));
+    writeFileSync(
+      join(folder, 'c-good.yaml'),
+      `name: folder-good\noperators: []\noutput: ${uniqueName('folder_good')}\n`,
+    );
+    const checked = await system.cli(['validate', '-f', folder]);
+    expect(checked.code).toBe(1);
+    expect(checked.stderr).toContain('3 problems in 2 of 3 files; nothing was changed');
+    expect(checked.stderr).toMatch(/a-broken\.yaml: \$: is not valid YAML/);
+    expect(checked.stderr).toContain('b-bad.yaml: colour: is not a known field');
+    const applied = await system.cli(['apply', '-f', folder]);
+    expect(applied.code).toBe(1);
+    expect(applied.stderr).toContain('3 problems in 2 of 3 files; nothing was changed');
+    const listed = JSON.parse((await system.cli(['get', '-o', 'json'])).stdout) as {
+      name: string;
+    }[];
+    expect(listed.map((p) => p.name)).not.toContain('folder-good');
   });
 
   it('applies every example, then reports them unchanged, then configures an edited one', async () => {
@@ -116,6 +138,25 @@ describe('sluice CLI against a running Sluice', () => {
     expect(lines(table.stdout)[0]).toMatch(/^NAME\s+ID\s+VERSION\s+ENABLED/);
     const one = await system.cli(['get', 'fraud-router', '-o', 'yaml']);
     expect(one.stdout).toContain('description: edited by the CLI test');
+
+    // What `get -o yaml` printed, applied as it is.
+    const got = join(scratch, 'got.yaml');
+    writeFileSync(got, one.stdout);
+    const back = await system.cli(['apply', '-f', got]);
+    expect(back.code).toBe(0);
+    expect(back.stdout.trim()).toBe('pipeline/fraud-router unchanged');
+    // Edited but stale (someone changed it since): a 412, not a silent overwrite.
+    writeFileSync(
+      edited,
+      readFileSync(edited, 'utf8').replace('edited by the CLI test', 'edited again'),
+    );
+    expect((await system.cli(['apply', '-f', edited])).stdout.trim()).toBe(
+      'pipeline/fraud-router configured (version 2 → 3)',
+    );
+    writeFileSync(got, one.stdout.replace('edited by the CLI test', 'a stale edit'));
+    const stale = await system.cli(['apply', '-f', got]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('is at version 3, not 2');
   });
 
   it.each(NAMES)('previews %s: the reference run gives the expected output', async (name) => {

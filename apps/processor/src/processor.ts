@@ -178,9 +178,10 @@ export class Processor {
     this.state = 'stopping';
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    // The consumer first: a definition change in progress may be rejoining the group with it.
     this.definitions.stop();
-    await this.definitions.settled().catch(() => undefined);
     await this.consumer.stop();
+    await this.definitions.settled().catch(() => undefined);
     await this.tasks.closeAll();
     await this.reportStats().catch(() => undefined);
     await this.follower?.stop().catch(() => undefined);

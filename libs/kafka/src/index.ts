@@ -14,7 +14,7 @@ export {
   retryRetriable,
 } from './retry';
 export { isPermanentRefusal, refusalReason } from './refusals';
-export { fetchStableOffsets, isUnstableOffsetCommit } from './stable-offsets';
+export { fetchStableOffset, isUnstableOffsetCommit } from './stable-offsets';
 export type { CommittedOffset } from './stable-offsets';
 export { fetchPartitionEnds, OpenTransactionError, untilStableEnd } from './partition-ends';
 export type { PartitionEnd } from './partition-ends';

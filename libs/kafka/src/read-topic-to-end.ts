@@ -21,7 +21,11 @@ export interface ReadToEndOptions {
    * as of the call.
    */
   ends?: ReadonlyMap<number, bigint>;
-  timeoutMs?: number;
+  /**
+   * Fails the read when nothing at all arrived (no batch, not even one of markers only) for this
+   * long: a read that is making progress is never cut off, however long it takes.
+   */
+  stallTimeoutMs?: number;
   /** Called between batches of a long read, so a caller inside a consumer group can heartbeat. */
   onBatch?: () => Promise<void>;
 }
@@ -100,14 +104,20 @@ export async function readTopicToEnd(
           await heartbeat();
         },
       });
-      const timeoutMs = options.timeoutMs ?? 60_000;
+      const stallMs = options.stallTimeoutMs ?? 60_000;
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => {
+      let stalled: (error: Error) => void = () => undefined;
+      const timedOut = new Promise<never>((_, reject) => (stalled = reject));
+      const arm = () => {
+        clearTimeout(timer);
         timer = setTimeout(
-          () => reject(new Error(`reading ${topic} to its end took longer than ${timeoutMs} ms`)),
-          timeoutMs,
+          () =>
+            stalled(new Error(`reading ${topic} to its end: nothing arrived for ${stallMs} ms`)),
+          stallMs,
         );
-      });
+      };
+      arm();
+      consumer.on(consumer.events.END_BATCH_PROCESS, arm);
       await Promise.race([finished, timedOut]).finally(() => clearTimeout(timer));
       return count;
     } finally {

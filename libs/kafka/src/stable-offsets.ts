@@ -18,28 +18,33 @@ export function isUnstableOffsetCommit(error: unknown): boolean {
 }
 
 /**
- * The group's committed offset of each of `topic`'s partitions (absent: nothing committed),
- * once no pending transaction can change it. Retried, under BROKER_RETRY, while the broker
+ * The group's committed offset of `topic`'s `partition` (undefined: nothing committed), once
+ * no pending transaction can change it. Only that partition is asked about: another partition's
+ * pending commit must not hold this one up. Retried, under BROKER_RETRY, while the broker
  * answers UNSTABLE_OFFSET_COMMIT or another retriable error; `onUnstable` hears of each wait.
  */
-export async function fetchStableOffsets(
+export async function fetchStableOffset(
   admin: Admin,
   groupId: string,
   topic: string,
+  partition: number,
   onUnstable?: (attempt: number) => void,
-): Promise<Map<number, CommittedOffset>> {
+): Promise<CommittedOffset | undefined> {
   const [answer] = await retryBroker(
-    () => admin.fetchOffsets({ groupId, topics: [topic], requireStable: true }),
+    () =>
+      admin.fetchOffsets({
+        groupId,
+        topics: [{ topic, partitions: [partition] }],
+        requireStable: true,
+      }),
     {
       onRetry: (error, attempt) => {
         if (isUnstableOffsetCommit(error)) onUnstable?.(attempt);
       },
     },
   );
-  const offsets = new Map<number, CommittedOffset>();
-  for (const { partition, offset, metadata } of answer?.partitions ?? []) {
-    if (offset === '-1') continue;
-    offsets.set(partition, { offset, metadata: metadata ?? undefined });
-  }
-  return offsets;
+  const committed = answer?.partitions.find((p) => p.partition === partition);
+  // -1: nothing committed; kafkajs may also have committed a reset's sentinel (-2).
+  if (committed === undefined || BigInt(committed.offset) < 0n) return undefined;
+  return { offset: committed.offset, metadata: committed.metadata ?? undefined };
 }

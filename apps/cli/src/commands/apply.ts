@@ -71,9 +71,12 @@ export async function runApply(
       out.line(`${name} created (id ${body.pipeline_id}, version ${body.version})`);
     } else {
       const { id, version } = action.current;
+      // A file from `sluice get` carries the version it was read at: an edit of a stale copy
+      // is then refused (412) rather than overwriting what changed since.
+      const { stored } = action.document;
       const { body } = await admin.request<{ version: number }>('PUT', `/pipelines/${id}`, {
-        body: { ...(action.document.document as object), id },
-        headers: { 'if-match': String(version) },
+        body: { ...(action.document.document as object), ...stored, id },
+        headers: { 'if-match': String(stored['version'] ?? version) },
       });
       out.line(`${name} configured (version ${version} → ${body.version})`);
     }

@@ -1,8 +1,8 @@
-import { validateDefinition } from '@sluice/contracts';
-import type { PipelineDefinition } from '@sluice/contracts';
+import { splitStoredFields, validateDefinition } from '@sluice/contracts';
+import type { DefinitionValidationOptions, PipelineDefinition } from '@sluice/contracts';
 
 import { CliError } from '../errors';
-import type { DefinitionDocument } from '../io/definition-files';
+import type { DefinitionFiles } from '../io/definition-files';
 import type { Printer } from '../output/printer';
 
 export interface ValidDocument {
@@ -10,38 +10,68 @@ export interface ValidDocument {
   /** The id the document gives; absent means "match by name" when applying. */
   givenId: string | undefined;
   definition: PipelineDefinition;
+  /** The document as written, without the read-only fields a `get` output carries. */
   document: unknown;
+  /** The read-only fields it carried (version…): the admin compares them on an update. */
+  stored: Record<string, unknown>;
 }
 
 /**
  * Validates every document with the admin's own rules (the same library, so this works without
- * an admin) and reports every problem of every file before anything is changed.
+ * an admin) and reports every problem of every file, unreadable files included, before anything
+ * is changed. Warnings (defaults applied, fields ignored) go to `warn`.
  */
-export function validateDocuments(documents: readonly DefinitionDocument[]): ValidDocument[] {
-  const problems: string[] = [];
+export function validateDocuments(
+  files: DefinitionFiles,
+  rules: DefinitionValidationOptions,
+  warn: (line: string) => void,
+): ValidDocument[] {
+  const problems = [...files.problems];
   const valid: ValidDocument[] = [];
-  for (const { origin, document } of documents) {
-    const validation = validateDefinition(document);
+  for (const { file, origin, document } of files.documents) {
+    const { definition, stored } = splitStoredFields(document);
+    const validation = validateDefinition(definition, rules);
+    for (const warning of validation.warnings)
+      warn(`${origin}: ${warning.path}: ${warning.message}`);
     if (!validation.valid) {
       for (const error of validation.errors)
-        problems.push(`${origin}: ${error.path}: ${error.message}`);
+        problems.push({ file, line: `${origin}: ${error.path}: ${error.message}` });
       continue;
     }
-    const givenId = (document as { id?: string }).id;
-    valid.push({ origin, givenId, definition: validation.definition, document });
+    const givenId = (definition as { id?: string }).id;
+    valid.push({
+      origin,
+      givenId,
+      definition: validation.definition,
+      document: definition,
+      stored,
+    });
   }
   if (problems.length > 0) {
-    const invalid = documents.length - valid.length;
+    const all = new Set([
+      ...files.documents.map((d) => d.file),
+      ...files.problems.map((p) => p.file),
+    ]);
+    const bad = new Set(problems.map((p) => p.file));
     throw new CliError(
-      `${invalid} of ${documents.length} definition${documents.length === 1 ? ' is' : 's are'} invalid`,
-      problems,
+      `${plural(problems.length, 'problem')} in ${bad.size} of ${plural(all.size, 'file')}; nothing was changed`,
+      problems.map((p) => p.line),
     );
   }
   return valid;
 }
 
-export function runValidate(documents: readonly DefinitionDocument[], out: Printer): void {
-  for (const { origin, definition } of validateDocuments(documents)) {
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+export function runValidate(
+  files: DefinitionFiles,
+  rules: DefinitionValidationOptions,
+  out: Printer,
+  warn: (line: string) => void,
+): void {
+  for (const { origin, definition } of validateDocuments(files, rules, warn)) {
     out.line(`${origin}: pipeline/${definition.name} is valid`);
   }
 }

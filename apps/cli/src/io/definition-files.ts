@@ -8,8 +8,21 @@ import { CliError } from '../errors';
 
 /** One definition document and where it came from, for messages (`orders.yaml#2`). */
 export interface DefinitionDocument {
+  file: string;
   origin: string;
   document: unknown;
+}
+
+/** One problem of one file: `line` as printed (`orders.yaml#2: operators[1].op: must be …`). */
+export interface FileProblem {
+  file: string;
+  line: string;
+}
+
+/** What `-f` holds: the documents read, and the problems of each file that could not be read. */
+export interface DefinitionFiles {
+  documents: DefinitionDocument[];
+  problems: FileProblem[];
 }
 
 const DEFINITION_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
@@ -17,35 +30,39 @@ const DEFINITION_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 /**
  * The documents behind `-f`: files, directories (their .yaml/.yml/.json files, sorted; with
  * `recursive`, those of subdirectories too, as kubectl's -R) or `-` for standard input. A file
- * may hold several documents.
+ * may hold several documents. A file that does not parse is reported and the others are read:
+ * one bad file must not hide the problems of the rest.
  */
 export function readDefinitionDocuments(
   paths: readonly string[],
   options: { recursive?: boolean } = {},
-): DefinitionDocument[] {
+): DefinitionFiles {
   if (paths.length === 0) throw new CliError('no definitions given: use -f <file|dir>');
   const documents: DefinitionDocument[] = [];
+  const problems: FileProblem[] = [];
   for (const path of paths.flatMap((p) => expandPath(p, options.recursive ?? false))) {
     const text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
     const format: DefinitionFormat = extname(path).toLowerCase() === '.json' ? 'json' : 'yaml';
     const parsed = parseDefinitionText(text, format);
     if (!parsed.ok) {
-      throw new CliError(
-        `${displayName(path)} cannot be read`,
-        parsed.errors.map((e) => `${e.path}: ${e.message}`),
-      );
+      for (const error of parsed.errors)
+        problems.push({
+          file: displayName(path),
+          line: `${displayName(path)}: ${error.path}: ${error.message}`,
+        });
+      continue;
     }
     parsed.documents.forEach((document, index) => {
       const origin =
         parsed.documents.length > 1 ? `${displayName(path)}#${index + 1}` : displayName(path);
-      documents.push({ origin, document });
+      documents.push({ file: displayName(path), origin, document });
     });
   }
-  if (documents.length === 0) {
+  if (documents.length === 0 && problems.length === 0) {
     const hint = options.recursive ? '' : ' (-R reads subdirectories too)';
     throw new CliError(`no definitions in ${paths.join(', ')}${hint}`);
   }
-  return documents;
+  return { documents, problems };
 }
 
 function expandPath(path: string, recursive: boolean): string[] {

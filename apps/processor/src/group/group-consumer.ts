@@ -67,17 +67,36 @@ export class GroupConsumer {
     });
   }
 
+  // kafkajs throws from pause, resume and seek while its consumer has no group (after a crash,
+  // while it restarts itself): then there is nothing to pause or seek, and the next consumer
+  // starts from the group's offsets, which the tasks check when they resume.
   pause(partition: TopicPartition): void {
-    this.consumer?.pause([{ topic: partition.topic, partitions: [partition.partition] }]);
+    this.withConsumer('pause', (consumer) =>
+      consumer.pause([{ topic: partition.topic, partitions: [partition.partition] }]),
+    );
   }
 
   resume(partition: TopicPartition): void {
-    this.consumer?.resume([{ topic: partition.topic, partitions: [partition.partition] }]);
+    this.withConsumer('resume', (consumer) =>
+      consumer.resume([{ topic: partition.topic, partitions: [partition.partition] }]),
+    );
   }
 
   /** The next fetch of `partition` starts at `offset` (batches fetched before are stale). */
   seek(partition: TopicPartition, offset: string): void {
-    this.consumer?.seek({ topic: partition.topic, partition: partition.partition, offset });
+    this.withConsumer('seek', (consumer) =>
+      consumer.seek({ topic: partition.topic, partition: partition.partition, offset }),
+    );
+  }
+
+  private withConsumer(what: string, act: (consumer: Consumer) => void): void {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    try {
+      act(consumer);
+    } catch (error) {
+      this.logger.debug({ err: error, what }, 'the consumer has no group right now');
+    }
   }
 
   /** Stops reading, lets the batches in hand finish, lets the handler commit, leaves. */

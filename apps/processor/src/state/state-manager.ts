@@ -58,7 +58,6 @@ export class StateManager {
       {
         partitions: [this.partition],
         ends: new Map([[this.partition, end]]),
-        timeoutMs: 120_000,
         onBatch: async () => {
           target.state(entries);
           entries = [];

@@ -4,6 +4,10 @@
 // that fails. A failure is judged by its kind (task-errors.ts): a fenced task is handed over
 // and opened again after a short pause, any other failure backs its partition off (0.25 s
 // doubling to 60 s) so that one bad partition never spins and never stops the others.
+//
+// A partition is paused while its task restores and read again from where the task resumes
+// (a seek): a batch fetched before that is dropped, so the consumer never waits on a restore
+// (kafkajs would stop heartbeating) and no record is processed from a stale position.
 import type { EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -31,13 +35,15 @@ const MIGRATED_PAUSE_MS = 1_000;
 
 export class TaskManager implements GroupHandler {
   private readonly tasks = new Map<string, Task>();
-  /** The latest resume of each task: batches wait for it. */
-  private readonly opening = new Map<string, Promise<Task | undefined>>();
-  private assigned = new Set<string>();
+  /** Tasks whose resume is under way: their partitions' batches are dropped until it ends. */
+  private readonly restoring = new Set<Task>();
+  private assigned = new Map<string, TopicPartition>();
   private readonly memory = new Map<string, PartitionMemory>();
   private readonly failures = new Map<string, number>();
   private readonly reopenTimers = new Map<string, NodeJS.Timeout>();
-  private ticking = false;
+  private readonly ticking = new Set<Task>();
+  /** Between a rebalance's start and its assignment nothing is reopened: it may not be ours. */
+  private rebalancing = false;
 
   constructor(private readonly deps: TaskManagerDependencies) {}
 
@@ -50,14 +56,17 @@ export class TaskManager implements GroupHandler {
   }
 
   onAssignment(assigned: TopicPartition[]): void {
-    const keys = new Map(assigned.map((tp) => [keyOf(tp), tp]));
-    this.assigned = new Set(keys.keys());
+    this.rebalancing = false;
+    this.assigned = new Map(assigned.map((tp) => [keyOf(tp), tp]));
     const revoked = [...new Set([...this.tasks.keys(), ...this.reopenTimers.keys()])].filter(
       (key) => !this.assigned.has(key),
     );
-    this.deps.logger.info({ assigned: keys.size, revoked: revoked.length }, 'partitions assigned');
+    this.deps.logger.info(
+      { assigned: this.assigned.size, revoked: revoked.length },
+      'partitions assigned',
+    );
     for (const key of revoked) void this.revoke(key);
-    for (const [key, tp] of keys) {
+    for (const [key, tp] of this.assigned) {
       if (this.reopenTimers.has(key)) continue; // backing off: its timer opens it
       const known = this.tasks.get(key);
       if (known) {
@@ -71,25 +80,35 @@ export class TaskManager implements GroupHandler {
   }
 
   onRebalancing(): void {
+    this.rebalancing = true;
     void this.commitAll('a rebalance is starting');
   }
 
   async onBatch({ batch, isStale, heartbeat }: EachBatchPayload): Promise<void> {
-    const tp = { topic: batch.topic, partition: batch.partition };
-    const key = keyOf(tp);
-    if (!this.assigned.has(key)) return;
-    const task = await this.opening.get(key);
-    // No task (failing, backing off: it seeks when it opens again), or a batch fetched before
-    // the task's seek: kafkajs fetches again from where the task said.
-    if (!task || this.tasks.get(key) !== task || isStale()) return;
+    const key = keyOf(batch);
+    const tp = this.assigned.get(key);
+    if (!tp) return;
+    const task = this.tasks.get(key);
+    if (!task) {
+      // Assigned, with no task and none on its way (its last one failed while it was not
+      // ours to reopen): open one, which reads again from the committed offset.
+      if (!this.reopenTimers.has(key)) this.open(key, tp);
+      return;
+    }
+    // Restoring (the partition is paused, this was fetched before), or fetched before the
+    // task's seek: the consumer reads these records again from where the task resumes.
+    if (this.restoring.has(task) || isStale()) return;
     try {
-      await task.processBatch(batch);
-      this.failures.delete(key);
-      this.deps.onBatchDone?.(batch.topic, batch.messages.length);
-      await heartbeat();
+      await task.processBatch(batch, task.generation);
     } catch (error) {
       await this.fail(key, tp, task, error);
+      return;
     }
+    this.failures.delete(key);
+    this.deps.onBatchDone?.(batch.topic, batch.messages.length);
+    // A rebalance heard here is not the task's failure: kafkajs rejoins, and onRebalancing
+    // commits what is in hand.
+    await heartbeat();
   }
 
   async beforeLeave(): Promise<void> {
@@ -97,39 +116,50 @@ export class TaskManager implements GroupHandler {
     await Promise.all(this.list().map((task) => task.suspend()));
   }
 
-  /** The wall clock for every running task: idle flushes, and commits on their interval. */
+  /**
+   * The wall clock for every running task: idle flushes, and commits on their interval. A task
+   * still ticking from last time, or restoring, is skipped rather than waited for.
+   */
   async tick(now: number): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
-    try {
-      await Promise.all(
-        [...this.tasks].map(([key, task]) =>
-          task.tick(now).catch((error: unknown) => this.fail(key, parseKey(key), task, error)),
-        ),
-      );
-    } finally {
-      this.ticking = false;
-    }
+    await Promise.all(
+      [...this.tasks].map(async ([key, task]) => {
+        if (task.state !== 'running' || this.ticking.has(task)) return;
+        this.ticking.add(task);
+        try {
+          await task.tick(now);
+        } catch (error) {
+          const tp = this.assigned.get(key);
+          if (tp) await this.fail(key, tp, task, error);
+          else await this.closeTask(key, task);
+        } finally {
+          this.ticking.delete(task);
+        }
+      }),
+    );
   }
 
-  /** Commits every running task; one that cannot is closed (the group will reassign). */
+  /** Commits every running task; one that cannot is handled as a failure of its own. */
   async commitAll(reason: string): Promise<void> {
     await Promise.all(
-      [...this.tasks].map(([key, task]) =>
-        task.commitNow().catch(async (error: unknown) => {
+      [...this.tasks].map(async ([key, task]) => {
+        try {
+          await task.commitNow();
+        } catch (error) {
           this.deps.logger.warn({ err: error, task: key, reason }, 'commit on hand-over failed');
-          if (this.tasks.get(key) === task) this.tasks.delete(key);
-          await task.close();
-        }),
-      ),
+          const tp = this.assigned.get(key);
+          if (tp) await this.fail(key, tp, task, error);
+          else await this.closeTask(key, task);
+        }
+      }),
     );
   }
 
   async closeAll(): Promise<void> {
     for (const timer of this.reopenTimers.values()) clearTimeout(timer);
     this.reopenTimers.clear();
+    const keys = [...this.tasks.keys()];
     this.assigned.clear();
-    await Promise.all([...this.tasks.keys()].map((key) => this.revoke(key)));
+    await Promise.all(keys.map((key) => this.revoke(key)));
   }
 
   private async revoke(key: string): Promise<void> {
@@ -140,11 +170,16 @@ export class TaskManager implements GroupHandler {
     this.failures.delete(key);
     const task = this.tasks.get(key);
     if (!task) return;
-    this.tasks.delete(key);
     // Committing a revoked partition is safe: if its new owner already started, this producer
     // is fenced and the commit fails; otherwise the new owner sees it.
     await task.commitNow().catch(() => undefined);
-    await task.close();
+    await this.closeTask(key, task);
+  }
+
+  private async closeTask(key: string, task: Task): Promise<void> {
+    if (this.tasks.get(key) === task) this.tasks.delete(key);
+    this.restoring.delete(task);
+    await task.close().catch(() => undefined);
   }
 
   private open(key: string, tp: TopicPartition): void {
@@ -159,37 +194,35 @@ export class TaskManager implements GroupHandler {
     this.start(key, tp, task);
   }
 
-  /** Resumes `task`, then points the consumer at the offset it resumes from. */
+  /** Resumes `task` with its partition paused, then reads on from where it resumed. */
   private start(key: string, tp: TopicPartition, task: Task): void {
-    const opening = task
+    this.deps.consumer.pause(tp);
+    this.restoring.add(task);
+    void task
       .resume()
       .then((position) => {
         if (this.tasks.get(key) !== task || !this.assigned.has(key))
           throw new TaskMigratedError(`${key} was revoked while its task was opening`);
         this.deps.consumer.seek(tp, position);
+        this.restoring.delete(task);
         this.deps.consumer.resume(tp);
-        return task;
       })
-      .catch(async (error: unknown) => {
-        await this.fail(key, tp, task, error);
-        return undefined;
-      });
-    this.opening.set(key, opening);
+      .catch((error: unknown) => this.fail(key, tp, task, error));
   }
 
+  /** Closes a failed task and, while its partition is ours, opens another after a pause. */
   private async fail(key: string, tp: TopicPartition, task: Task, error: unknown): Promise<void> {
-    if (this.tasks.get(key) !== task) {
-      await task.close();
-      return; // already replaced or revoked
-    }
-    this.tasks.delete(key);
-    await task.close();
+    const current = this.tasks.get(key) === task;
+    await this.closeTask(key, task);
+    if (!current) return; // already replaced or revoked
     const kind = classifyTaskError(error);
     if (!this.assigned.has(key)) {
       this.deps.logger.info({ err: error, task: key, kind }, 'a revoked task stopped');
       return;
     }
     this.deps.consumer.pause(tp);
+    // The assignment that ends the rebalance opens it, if it is still ours.
+    if (this.rebalancing) return;
     const attempt = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, attempt);
     const retryInMs =
@@ -202,11 +235,14 @@ export class TaskManager implements GroupHandler {
         fields,
         'the task failed; its partition restarts from its last commit',
       );
+    const previous = this.reopenTimers.get(key);
+    if (previous) clearTimeout(previous);
     this.reopenTimers.set(
       key,
       setTimeout(() => {
         this.reopenTimers.delete(key);
-        if (this.assigned.has(key) && !this.tasks.has(key)) this.open(key, tp);
+        const assigned = this.assigned.get(key);
+        if (assigned && !this.rebalancing && !this.tasks.has(key)) this.open(key, assigned);
       }, retryInMs),
     );
   }
@@ -214,9 +250,4 @@ export class TaskManager implements GroupHandler {
 
 function keyOf({ topic, partition }: TopicPartition): string {
   return `${topic}/${partition}`;
-}
-
-function parseKey(key: string): TopicPartition {
-  const at = key.lastIndexOf('/');
-  return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
 }

@@ -11,7 +11,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { fetchStableOffsets, fetchTopicOffsets, retryBroker } from '@sluice/kafka';
+import { fetchStableOffset, fetchTopicOffsets, retryBroker } from '@sluice/kafka';
 import type { CommittedOffset } from '@sluice/kafka';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
@@ -77,6 +77,8 @@ export abstract class Task {
   private transactionStarted = 0;
   /** State changes (resumes, batches, ticks) run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Counts resumes: a batch accepted before a resume is not processed after it. */
+  private resumes = 0;
 
   constructor(
     readonly topic: string,
@@ -120,6 +122,11 @@ export abstract class Task {
     return this.lifecycle.state;
   }
 
+  /** Changes at every resume; `processBatch` drops a batch accepted under another. */
+  get generation(): number {
+    return this.resumes;
+  }
+
   /**
    * Brings the task to `running` (steps 1-4 above) and returns the offset the consumer must
    * read from next: the committed offset, or the partition's first when nothing is committed.
@@ -127,6 +134,7 @@ export abstract class Task {
   resume(): Promise<string> {
     return this.exclusive(async () => {
       this.lifecycle.moveTo('restoring');
+      this.resumes += 1;
       await this.producer.idle();
       const kept = this.syncedAt !== undefined && !this.dirty && this.producer.error === undefined;
       let committed = kept ? await this.readCommitted() : undefined;
@@ -152,12 +160,22 @@ export abstract class Task {
     });
   }
 
-  processBatch(batch: InputBatch): Promise<void> {
+  /**
+   * Handles a batch accepted while the task's generation was `generation`: one accepted before
+   * a later resume was fetched from a position that is no longer the task's, and is dropped
+   * (the consumer reads again from where that resume said).
+   */
+  processBatch(batch: InputBatch, generation = this.resumes): Promise<void> {
     return this.exclusive(async () => {
+      if (generation !== this.resumes) return;
       this.assertRunning();
       this.refresh();
       this.handle(this.unprocessed(batch));
-      this.position = (BigInt(batch.lastOffset()) + 1n).toString();
+      const next = BigInt(batch.lastOffset()) + 1n;
+      // Never backwards: a batch kafkajs delivers again must not move the position before
+      // records the state already holds.
+      if (this.position === undefined || next > BigInt(this.position))
+        this.position = next.toString();
       this.dirty = true;
       this.lag = Number(batch.offsetLag());
       this.flush();
@@ -265,17 +283,17 @@ export abstract class Task {
     const ours = this.memory.acknowledged;
     return retryBroker(
       async () => {
-        const offsets = await fetchStableOffsets(
+        const committed = await fetchStableOffset(
           this.context.admin,
           this.context.consumerGroup,
           this.topic,
+          this.partition,
           (attempt) =>
             this.logger.info(
               { attempt },
               'a commit of this partition is pending (UNSTABLE_OFFSET_COMMIT); waiting for its markers',
             ),
         );
-        const committed = offsets.get(this.partition);
         if (
           ours !== undefined &&
           (committed === undefined || BigInt(committed.offset) < BigInt(ours))
