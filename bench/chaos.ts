@@ -279,7 +279,7 @@ class Chaos {
           key: record.key,
           value: record.value === null ? null : (JSON.parse(record.value) as unknown),
         }),
-      { timeoutMs: 300_000 },
+      { stallTimeoutMs: 120_000 },
     ).catch((error: Error) => {
       // A topic nothing was written to may not exist: it holds no records.
       if (!/does not host this topic-partition|not exist/i.test(error.message)) throw error;
