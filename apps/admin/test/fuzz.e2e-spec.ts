@@ -1,9 +1,19 @@
 // Bad input against the real admin (issue: proof under failure): thousands of random and mutated
 // definitions are each either accepted or refused with a 400 naming a JSON path, never a 500;
 // a token that is wrong, missing or rotated away is always a 401.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 
+import { createKafka } from '@sluice/kafka';
+import { readTopic } from '@sluice/kafka/testing';
+import { runReference } from '@sluice/operators';
+import { generateOrders } from '@sluice/operators/testing';
+import { freePort, until } from '@sluice/testing';
+import { validateDefinition } from '@sluice/contracts';
 import fc from 'fast-check';
+import { logLevel, Partitioners } from 'kafkajs';
 
 import {
   client,
@@ -15,6 +25,9 @@ import {
 import type { RunningAdmin } from './support/admin-harness';
 
 const RUNS = Number(process.env['SLUICE_FUZZ_RUNS'] ?? 10_000);
+/** Fuzzed definitions a processor is given: each makes topics, so fewer than the API gets. */
+const PROCESSOR_RUNS = Number(process.env['SLUICE_FUZZ_PROCESSOR_RUNS'] ?? 400);
+const PROCESSOR_MAIN = join(__dirname, '../../processor/dist/main.js');
 
 /** Valid definitions of every operator, the seeds the mutations start from. */
 const seeds: Array<Record<string, unknown>> = [
@@ -185,6 +198,98 @@ describe('admin under bad input', () => {
     expect(outcomes.accepted).toBeGreaterThan(RUNS / 50);
     expect(outcomes.refused).toBeGreaterThan(RUNS / 2);
   });
+
+  it('runs every accepted fuzzed definition on a processor, and a valid pipeline after them still gives its results', async () => {
+    const prefix = topicPrefix();
+    const source = `${prefix}.events`;
+    const fuzzed = await startAdmin({
+      DATABASE_URL: database.url,
+      SLUICE_TOPIC_PREFIX: prefix,
+      SOURCE_TOPICS: source,
+    });
+    const api = client(fuzzed.url);
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(definitionArb, async (definition) => {
+        if ((await api('POST', '/api/v1/pipelines', definition)).status === 201) accepted += 1;
+      }),
+      { numRuns: PROCESSOR_RUNS },
+    );
+    expect(accepted).toBeGreaterThan(PROCESSOR_RUNS / 50);
+
+    const metricsPort = await freePort();
+    const logs: string[] = [];
+    const processor: ChildProcess = spawn(process.execPath, [PROCESSOR_MAIN], {
+      env: {
+        ...process.env,
+        SLUICE_TOPIC_PREFIX: prefix,
+        SOURCE_TOPICS: source,
+        SOURCE_PARTITIONS: '1',
+        CONSUMER_GROUP: `${prefix}.processor`,
+        PROCESSOR_ID: 'fuzz',
+        METRICS_PORT: String(metricsPort),
+        STATS_INTERVAL_MS: '500',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    processor.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    processor.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    const kafka = createKafka({ clientId: 'fuzz-e2e', logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    try {
+      await until(
+        async () =>
+          (await fetch(`http://127.0.0.1:${metricsPort}/health`).catch(() => null))?.ok === true,
+        { timeoutMs: 120_000, what: `the processor running ${accepted} fuzzed pipelines` },
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\n${logs.join('').slice(-3000)}`);
+      });
+
+      const definition = dailyRevenue();
+      const created = await api('POST', '/api/v1/pipelines', definition);
+      expect(created.status).toBe(201);
+      const id = created.body['pipeline_id'] as string;
+      await until(
+        async () => (await api('GET', `/api/v1/pipelines/${id}/stats`)).body['state'] === 'running',
+        { timeoutMs: 60_000, what: 'the valid pipeline running' },
+      );
+      const start = Date.UTC(2026, 10, 1);
+      const orders = generateOrders({ count: 2000, start, stepMs: 60_000, seed: 17 });
+      const tick = {
+        event_type: 'clock.tick',
+        timestamp: new Date(start + 5 * 86_400_000).toISOString(),
+        payload: {},
+      };
+      await producer.connect();
+      await producer.send({
+        topic: source,
+        messages: [...orders, tick].map((event) => ({ key: null, value: JSON.stringify(event) })),
+      });
+      const validated = validateDefinition({ ...definition, id });
+      if (!validated.valid) throw new Error('the daily-revenue definition is invalid');
+      const expected = runReference(validated.definition, [...orders, tick]).results;
+      expect(expected.length).toBeGreaterThan(0);
+      const results = await readTopic(kafka, {
+        topic: definition.output,
+        expected: expected.length,
+        timeoutMs: 90_000,
+        settleMs: 1000,
+      });
+      const canonical = (records: Array<{ key: string | null; value: unknown }>) =>
+        records.map((r) => JSON.stringify([r.key, r.value])).sort();
+      expect(canonical(results.map((r) => ({ key: r.key, value: JSON.parse(r.value!) })))).toEqual(
+        canonical(expected),
+      );
+      // Still up, and no replica crash in between.
+      expect(processor.exitCode).toBeNull();
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/health`)).ok).toBe(true);
+    } finally {
+      processor.kill('SIGTERM');
+      await new Promise((resolve) => processor.once('exit', resolve));
+      await producer.disconnect();
+      await fuzzed.close();
+    }
+  }, 300_000);
 
   it('answers 401 to a token that is missing, wrong, or rotated away', async () => {
     const paths = [
