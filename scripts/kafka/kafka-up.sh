@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts the local single-node KRaft broker (DESIGN §8). Idempotent: reuses the jar cache, the
+# Starts the local single-node KRaft broker (docs/design.md §8). Idempotent: reuses the jar cache, the
 # formatted data dir and a broker that is already running.
 set -euo pipefail
 

@@ -52,7 +52,7 @@ export async function createAdminApp(config: AdminConfig): Promise<NestFastifyAp
     new DocumentBuilder()
       .setTitle('Sluice admin API')
       .setDescription(
-        'Pipeline definitions: create, version, validate, preview, reset and observe. DESIGN.md §6.',
+        'Pipeline definitions: create, version, validate, preview, reset and observe. docs/design.md §6.',
       )
       .setVersion('1')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'SLUICE_ADMIN_TOKEN' })

@@ -13,7 +13,7 @@ interface ApiErrorBody {
 }
 
 /**
- * The admin's REST API (DESIGN §6) as the CLI uses it. Every failure becomes a CliError that
+ * The admin's REST API (docs/design.md §6) as the CLI uses it. Every failure becomes a CliError that
  * says what to do; `expect` lists statuses the caller handles itself (a 404 on lookup, say).
  */
 export class AdminClient {

@@ -5,7 +5,7 @@ import { CliError } from './errors';
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:3900';
 
-/** What the CLI reads from the environment (DESIGN §7, §8); nothing comes from flags or files. */
+/** What the CLI reads from the environment (docs/design.md §7, §8); nothing comes from flags or files. */
 export interface CliEnvironment {
   adminUrl: string;
   adminToken: string | undefined;

@@ -37,7 +37,7 @@ function positiveNumber(value: string): number {
 const outputOption = () =>
   new Option('-o, --output <format>', 'json or yaml instead of a table').choices(['json', 'yaml']);
 
-/** The `sluice` command line (DESIGN §8). The environment says where the admin and Kafka are. */
+/** The `sluice` command line (docs/design.md §8). The environment says where the admin and Kafka are. */
 export function buildProgram(out: Printer = stdoutPrinter): Command {
   const admin = () => {
     const env = readEnvironment();

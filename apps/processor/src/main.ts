@@ -1,4 +1,4 @@
-// The processor replica's entry point: configuration from the environment (DESIGN §7), metrics
+// The processor replica's entry point: configuration from the environment (docs/design.md §7), metrics
 // and health on METRICS_PORT, a clean hand-over on SIGTERM/SIGINT.
 import 'reflect-metadata';
 

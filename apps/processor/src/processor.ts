@@ -1,4 +1,4 @@
-// One processor replica (DESIGN §5): follows the definitions, consumes the source topics and the
+// One processor replica (docs/design.md §5): follows the definitions, consumes the source topics and the
 // stateful pipelines' repartition topics in the consumer group, and runs one task per assigned
 // partition. Replicas never talk to each other; the group and the transactions coordinate them.
 // This file only wires the parts together and orders their start and stop:

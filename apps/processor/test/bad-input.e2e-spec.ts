@@ -1,4 +1,4 @@
-// Bad input at volume (DESIGN §1): malformed records of every kind interleaved with valid
+// Bad input at volume (docs/design.md §1): malformed records of every kind interleaved with valid
 // events. No replica crashes, every malformed record is in the dead-letter topic with a reason,
 // and the valid events' results equal the reference run.
 import fc from 'fast-check';
@@ -10,7 +10,7 @@ import { canonical, reference, TestCluster } from './cluster';
 const MALFORMED = Number(process.env['SLUICE_FUZZ_RECORDS'] ?? 100_000);
 const DAY = 86_400_000;
 
-/** Malformed record values, each kind DESIGN §1 names, drawn with a fixed seed. */
+/** Malformed record values, each kind docs/design.md §1 names, drawn with a fixed seed. */
 function malformedValues(count: number): Array<string | Buffer> {
   const random = seededRandom(99);
   const kinds: Array<() => string | Buffer> = [

@@ -1,4 +1,4 @@
-// DESIGN §5: read read_committed, the output of a distributed run equals the in-process reference
+// docs/design.md §5: read read_committed, the output of a distributed run equals the in-process reference
 // run of the same definition over the same events.
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 

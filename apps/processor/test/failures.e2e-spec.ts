@@ -1,4 +1,4 @@
-// DESIGN §5 under change and failure: replicas join mid-stream, one is SIGKILLed mid-stream, and
+// docs/design.md §5 under change and failure: replicas join mid-stream, one is SIGKILLed mid-stream, and
 // the committed output still equals the reference run exactly — nothing lost, nothing twice.
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 import type { EventEnvelope } from '@sluice/contracts';

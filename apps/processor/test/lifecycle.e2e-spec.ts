@@ -1,4 +1,4 @@
-// Definitions change while events flow (DESIGN §5 registry): create, update, reset, delete; bad
+// Definitions change while events flow (docs/design.md §5 registry): create, update, reset, delete; bad
 // records go to the dead-letter topic without stopping anything; idle keys and idle sources
 // still get their windows closed.
 import { dailyRevenueDefinition, orderEvent } from '@sluice/operators/testing';

@@ -1,4 +1,4 @@
-// How the apps read their environment (DESIGN §7): a class per app whose properties are the
+// How the apps read their environment (docs/design.md §7): a class per app whose properties are the
 // variables, validated once at boot with class-validator; a bad environment stops the app with
 // every problem listed, not just the first.
 import { plainToInstance, Transform } from 'class-transformer';

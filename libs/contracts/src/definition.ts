@@ -1,5 +1,5 @@
 // The pipeline definition: AllSource Core's `PipelineConfig` shape, accepted verbatim, plus
-// Sluice's additions (DESIGN §2). The TypeBox schemas are the single source of both the static
+// Sluice's additions (docs/design.md §2). The TypeBox schemas are the single source of both the static
 // types and the JSON Schema that validation (ajv) and the admin's OpenAPI document use.
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 
-// The event envelope (DESIGN §1) and its decoder. Decoding runs once per record on the hot
+// The event envelope (docs/design.md §1) and its decoder. Decoding runs once per record on the hot
 // path, so it avoids allocating beyond the parsed object and parses ISO-8601 by hand.
 
 /** An event as producers write it. */

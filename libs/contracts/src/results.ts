@@ -1,4 +1,4 @@
-// Result records published to a pipeline's output topic (DESIGN §3).
+// Result records published to a pipeline's output topic (docs/design.md §3).
 import type { EventEnvelope } from './event';
 import type { ReduceFunction } from './definition';
 

@@ -1,6 +1,6 @@
 import type { PipelineDefinition } from './definition';
 
-/** A definition as the admin stores it and broadcasts it on `sluice.pipelines` (DESIGN §5). */
+/** A definition as the admin stores it and broadcasts it on `sluice.pipelines` (docs/design.md §5). */
 export interface StoredPipeline extends PipelineDefinition {
   version: number;
   /** Bumped by a reset: processors clear the pipeline's state and counters when it changes. */
@@ -72,7 +72,7 @@ export interface ProcessorStatsView extends ProcessorStats {
 }
 
 /**
- * GET /api/v1/pipelines/{id}/stats (DESIGN §6): AllSource's stats fields plus Sluice's, summed
+ * GET /api/v1/pipelines/{id}/stats (docs/design.md §6): AllSource's stats fields plus Sluice's, summed
  * over live processor replicas.
  */
 export interface PipelineStatsView {

@@ -1,4 +1,4 @@
-// Topic names of DESIGN §5. The prefix is `sluice`; tests and side-by-side installations on one
+// Topic names of docs/design.md §5. The prefix is `sluice`; tests and side-by-side installations on one
 // cluster pass another (SLUICE_TOPIC_PREFIX) so their internal topics never meet.
 export const DEFAULT_TOPIC_PREFIX = 'sluice';
 
@@ -26,12 +26,12 @@ export function changelogTopic(pipelineId: string, prefix: string = DEFAULT_TOPI
   return `${prefix}.${pipelineId}.changelog`;
 }
 
-/** Where events later than the allowed lateness go (DESIGN §3). */
+/** Where events later than the allowed lateness go (docs/design.md §3). */
 export function lateTopic(output: string): string {
   return `${output}.late`;
 }
 
-/** DESIGN §1: headers of a dead-lettered record. */
+/** docs/design.md §1: headers of a dead-lettered record. */
 export const DLQ_HEADERS = {
   error: 'sluice-error',
   sourceTopic: 'sluice-source-topic',

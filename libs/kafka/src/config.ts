@@ -1,4 +1,4 @@
-/** Broker addresses from `KAFKA_BROKERS` (comma-separated), DESIGN §7. */
+/** Broker addresses from `KAFKA_BROKERS` (comma-separated), docs/design.md §7. */
 export const DEFAULT_KAFKA_BROKERS = '127.0.0.1:9092';
 
 export function brokersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {

@@ -1,4 +1,4 @@
-/** Per-pipeline counters (DESIGN §6 stats). Plain numbers, summed across replicas by the admin. */
+/** Per-pipeline counters (docs/design.md §6 stats). Plain numbers, summed across replicas by the admin. */
 export interface PipelineCounters {
   /** Events that matched `source_event_types` and entered the pipeline. */
   processed: number;

@@ -1,4 +1,4 @@
-// Field paths (DESIGN §2): `a.b.c` resolves inside `payload`; `$.a.b` against the whole event.
+// Field paths (docs/design.md §2): `a.b.c` resolves inside `payload`; `$.a.b` against the whole event.
 // Paths are compiled once into getters and setters specialised by depth, so the hot path does
 // no string splitting. JSON `null` counts as missing, as it does for every operator.
 import type { EventEnvelope } from '@sluice/contracts';

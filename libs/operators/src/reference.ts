@@ -21,7 +21,7 @@ export interface ReferenceResult {
 }
 
 /**
- * The in-process reference run (DESIGN §4): the events in the order given, every valid event
+ * The in-process reference run (docs/design.md §4): the events in the order given, every valid event
  * advancing event time whatever its type, every open window flushed at the end of input. It is
  * the oracle that every distributed run is compared against, and what the admin's preview shows.
  * Events are envelopes as producers write them; an invalid one is a dead letter with its reason

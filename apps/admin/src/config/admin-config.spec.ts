@@ -3,7 +3,7 @@ import { ConfigurationError, loadAdminConfig } from './admin-config';
 const token = 'a-token-of-sixteen-chars';
 
 describe('loadAdminConfig', () => {
-  it('applies the DESIGN §7 defaults', () => {
+  it('applies the docs/design.md §7 defaults', () => {
     expect(loadAdminConfig({ SLUICE_ADMIN_TOKEN: token })).toEqual({
       port: 3900,
       adminToken: token,

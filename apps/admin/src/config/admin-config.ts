@@ -1,4 +1,4 @@
-// The admin's configuration (DESIGN §7), validated once at boot with class-validator: the app
+// The admin's configuration (docs/design.md §7), validated once at boot with class-validator: the app
 // refuses to start on a bad environment and lists every problem, not just the first.
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';

@@ -65,7 +65,7 @@ export class KafkaService implements OnApplicationShutdown {
     return this.adminPromise;
   }
 
-  /** Creates the internal topics if missing: definitions and stats compacted (DESIGN §5). */
+  /** Creates the internal topics if missing: definitions and stats compacted (docs/design.md §5). */
   async ensureInternalTopics(): Promise<void> {
     await this.ensure([
       { topic: this.topics.pipelines, numPartitions: 1, compacted: true },

@@ -11,7 +11,7 @@ import { enqueueOutbox } from '../pipelines/pipelines.service';
 import { storedPipelineOf } from '../pipelines/stored-pipeline';
 
 /**
- * At start, makes `sluice.pipelines` agree with the table (DESIGN §6): every current definition
+ * At start, makes `sluice.pipelines` agree with the table (docs/design.md §6): every current definition
  * is on the topic at its version and reset generation, every deleted or unknown one has a
  * tombstone. Differences are queued in the outbox, so the relay publishes them in order. Retries
  * until PostgreSQL and Kafka are both reachable.

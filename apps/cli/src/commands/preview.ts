@@ -43,7 +43,7 @@ async function lookupTables(specs: readonly LookupSpec[]) {
   return tables;
 }
 
-/** What the admin's reference run emits for these events (DESIGN §6 preview); nothing is stored. */
+/** What the admin's reference run emits for these events (docs/design.md §6 preview); nothing is stored. */
 export async function runPreview(
   admin: AdminClient,
   document: ValidDocument,

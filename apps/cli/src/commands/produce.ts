@@ -13,7 +13,7 @@ import { count } from '../output/printer';
 export interface ProduceOptions {
   brokers: string[];
   topic: string;
-  /** Top-level field whose value keys each record (DESIGN §1: events are keyed by entity). */
+  /** Top-level field whose value keys each record (docs/design.md §1: events are keyed by entity). */
   keyField: string;
   batchSize: number;
   progress: boolean;

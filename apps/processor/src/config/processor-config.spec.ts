@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { ConfigurationError, loadProcessorConfig } from './processor-config';
 
 describe('loadProcessorConfig', () => {
-  it('applies the DESIGN §7 defaults', () => {
+  it('applies the docs/design.md §7 defaults', () => {
     expect(loadProcessorConfig({})).toEqual({
       kafkaBrokers: ['127.0.0.1:9092'],
       sourceTopics: ['events'],

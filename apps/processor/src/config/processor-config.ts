@@ -1,4 +1,4 @@
-// The processor's configuration (DESIGN §7), read and validated like the admin's: a bad
+// The processor's configuration (docs/design.md §7), read and validated like the admin's: a bad
 // environment stops the replica with every problem listed.
 import { hostname } from 'node:os';
 
@@ -36,7 +36,7 @@ export class ProcessorEnvironment extends ServiceEnvironment {
   @Max(65535)
   METRICS_PORT: number = 9464;
 
-  /** How long a transaction collects batches before it commits (DESIGN: about 100 ms). */
+  /** How long a transaction collects batches before it commits (docs/design.md §5: about 100 ms). */
   @IsOptional()
   @Transform(integer)
   @IsInt({ message: 'COMMIT_INTERVAL_MS must be a whole number' })

@@ -1,4 +1,4 @@
-// Prometheus metrics (DESIGN §7 METRICS_PORT): per-pipeline counters are read from the pipelines'
+// Prometheus metrics (docs/design.md §7 METRICS_PORT): per-pipeline counters are read from the pipelines'
 // own counters at scrape time, so the hot path never touches a metric object per event.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 

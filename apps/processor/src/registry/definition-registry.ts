@@ -1,4 +1,4 @@
-// The processor's view of `sluice.pipelines` (DESIGN §5): every record is applied in log order,
+// The processor's view of `sluice.pipelines` (docs/design.md §5): every record is applied in log order,
 // validated and compiled once. Records are never trusted blindly: a malformed or invalid one is
 // reported and skipped, and a record older than what is known (a re-sent outbox row) is ignored.
 import { splitStoredFields, validateDefinition } from '@sluice/contracts';

@@ -1,4 +1,4 @@
-// The records of a pipeline's repartition topic (DESIGN §4, §5). Three kinds share it, in log
+// The records of a pipeline's repartition topic (docs/design.md §4, §5). Three kinds share it, in log
 // order: a re-keyed event contribution, a partial aggregate a source partition folded from
 // several events (see the operator library's combiner), and an upstream partition's watermark
 // marker.

@@ -1,4 +1,4 @@
-// DESIGN §1: a source record is decoded once; one that is not a valid event goes to the
+// docs/design.md §1: a source record is decoded once; one that is not a valid event goes to the
 // dead-letter topic unchanged (same key and value bytes), with the reason and its coordinates in
 // headers. Decoding never throws, so a bad record can never stop a partition.
 import { isUtf8 } from 'node:buffer';

@@ -1,4 +1,4 @@
-// A stateful partition's changelog (DESIGN §5): compacted, one record per state key, the value
+// A stateful partition's changelog (docs/design.md §5): compacted, one record per state key, the value
 // tagged with the pipeline's state epoch so that state of an earlier epoch is never restored.
 
 /** Keys of the upstream partitions' announced event times; stage keys never start like this. */

@@ -1,4 +1,4 @@
-// A stateful partition's state in Kafka (DESIGN §5): every change is mirrored to the same
+// A stateful partition's state in Kafka (docs/design.md §5): every change is mirrored to the same
 // partition of the pipeline's compacted changelog, tagged with the state epoch, and a new owner
 // restores exactly that partition. The restore reads to an end it has checked: after the task
 // fenced its transactional id (the only writer of the partition), the last stable offset must

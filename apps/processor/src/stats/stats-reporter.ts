@@ -1,5 +1,5 @@
 // Publishes this replica's per-pipeline counters to `sluice.stats` (compacted; key
-// `<processor>/<pipeline>`), which the admin sums across replicas (DESIGN §6 stats).
+// `<processor>/<pipeline>`), which the admin sums across replicas (docs/design.md §6 stats).
 import type { Producer } from 'kafkajs';
 
 import { processorStatsKey } from '@sluice/contracts';

@@ -1,4 +1,4 @@
-// Enrich's lookup tables (DESIGN §2): each is a compacted topic of JSON records keyed by the
+// Enrich's lookup tables (docs/design.md §2): each is a compacted topic of JSON records keyed by the
 // lookup key, read in full by every replica and kept current, like a Kafka Streams GlobalKTable.
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';

@@ -1,7 +1,7 @@
-// A source partition's task (DESIGN §5): decodes each record once, dead-letters bad ones, runs
+// A source partition's task (docs/design.md §5): decodes each record once, dead-letters bad ones, runs
 // every matching pipeline's stateless steps, publishes stateless results, and re-keys stateful
 // pipelines' inputs by group into their repartition topics, followed by this partition's
-// watermark marker to every repartition partition (DESIGN §4).
+// watermark marker to every repartition partition (docs/design.md §4).
 import { DLQ_HEADERS } from '@sluice/contracts';
 import type { ResultRecord } from '@sluice/contracts';
 import { groupStateKey, PipelineRun } from '@sluice/operators';
@@ -91,7 +91,7 @@ export class SourceTask extends Task {
         continue;
       }
       const event = decoded.event;
-      // Every valid record advances this partition's event time, whatever its type (DESIGN §4).
+      // Every valid record advances this partition's event time, whatever its type (docs/design.md §4).
       if (event.time > this.maxEventTime) this.maxEventTime = event.time;
       this.current = message;
       this.currentText = decoded.text;
@@ -187,7 +187,7 @@ export class SourceTask extends Task {
     });
   }
 
-  /** An `error` policy rejected the event: the record goes to the DLQ unchanged (DESIGN §2). */
+  /** An `error` policy rejected the event: the record goes to the DLQ unchanged (docs/design.md §2). */
   private deadLetter(pipelineId: string, reason: string): void {
     const message = this.current!;
     this.send(this.source.dlqTopic, {

@@ -1,4 +1,4 @@
-// A repartition partition's task (DESIGN §4, §5): holds the stateful stage for the groups that
+// A repartition partition's task (docs/design.md §4, §5): holds the stateful stage for the groups that
 // hash to this partition, advances its watermark to the minimum event time announced by the
 // upstream source partitions, publishes results and late events, and mirrors every state
 // change to the same partition of the changelog, all in the task's transaction.

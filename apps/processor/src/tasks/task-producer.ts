@@ -1,4 +1,4 @@
-// A task's transactional producer (DESIGN §5): its id `<group>.<topic>.<partition>` is the EOS-v1
+// A task's transactional producer (docs/design.md §5): its id `<group>.<topic>.<partition>` is the EOS-v1
 // scheme that lets a new owner fence a zombie. It owns open/fence/begin/send/commit/abort; calls
 // run one at a time, in order, behind the task, so a batch hands its records over and returns
 // while the broker takes them (the commit round trips would otherwise stall consumption).

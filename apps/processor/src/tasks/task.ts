@@ -1,4 +1,4 @@
-// One input partition's unit of work (DESIGN §5). The records a batch produces, the state changes
+// One input partition's unit of work (docs/design.md §5). The records a batch produces, the state changes
 // it makes and its consumer offset commit together, in the task producer's transaction. How a
 // task (re)starts is decided on what the broker answers, never on a clock:
 // 1. fence: a new InitProducerId for the task's transactional id settles every earlier

@@ -1,4 +1,4 @@
-// A stateful partition's input watermark (DESIGN §4): the smallest event time announced over the
+// A stateful partition's input watermark (docs/design.md §4): the smallest event time announced over the
 // upstream source partitions that feed it, with Flink-style idleness. Pure: the wall clock is an
 // argument, so every rule here is unit-tested.
 

@@ -6,9 +6,9 @@ import { describeType } from '../stateless/filter';
 import { PASS, policyVerdict } from '../step';
 import type { Verdict, WorkItem } from '../step';
 
-/** The group of events that have no `group_by` (DESIGN §3: keyed by the pipeline id). */
+/** The group of events that have no `group_by` (docs/design.md §3: keyed by the pipeline id). */
 export const NO_GROUP = null;
-/** DESIGN §2: an event whose group field is missing joins the group "default". */
+/** docs/design.md §2: an event whose group field is missing joins the group "default". */
 export const DEFAULT_GROUP = 'default';
 
 /** What a reduce takes from one event: its group and (except for a bare count) its value. */

@@ -16,7 +16,7 @@ interface GroupStateJson {
 
 /**
  * A running reduce per group (no window): every accepted event updates its group and publishes
- * the group's latest value (DESIGN §3), so the output topic can be compacted. Time plays no part.
+ * the group's latest value (docs/design.md §3), so the output topic can be compacted. Time plays no part.
  */
 export class ReduceStage extends StageBase implements StatefulStage {
   private readonly groups = new GroupTable<Accumulator>();

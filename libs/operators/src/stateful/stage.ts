@@ -13,7 +13,7 @@ export interface StageInput {
   envelope: EventEnvelope;
 }
 
-/** An event that arrived after every window it belongs to had fired (DESIGN §3). */
+/** An event that arrived after every window it belongs to had fired (docs/design.md §3). */
 export interface LateRecord {
   pipeline_id: string;
   group: string | null;
@@ -23,7 +23,7 @@ export interface LateRecord {
   event: EventEnvelope;
 }
 
-/** Where a stage sends what it produces. Keys are the result keys of DESIGN §3. */
+/** Where a stage sends what it produces. Keys are the result keys of docs/design.md §3. */
 export interface StageEmitter {
   result(key: string, record: ReduceResult | WindowResult): void;
   late(key: string, record: LateRecord): void;
@@ -94,7 +94,7 @@ export function parseGroupStateKey(stateKey: string): {
   return { route, group: rest.slice(1) };
 }
 
-/** DESIGN §3: a result's key is its group key (null group: the pipeline id), route first if any. */
+/** docs/design.md §3: a result's key is its group key (null group: the pipeline id), route first if any. */
 export function resultKey(
   pipelineId: string,
   route: string | undefined,

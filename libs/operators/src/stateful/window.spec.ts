@@ -55,7 +55,7 @@ describe('tumbling windows', () => {
     expect(summary(driver.readFinalWindows())).toEqual(['gbp [60,120) 4/1']);
   });
 
-  it('publishes the DESIGN §3 result shape keyed by group', () => {
+  it('publishes the docs/design.md §3 result shape keyed by group', () => {
     const driver = windowed({ window_type: 'tumbling', size_seconds: 60 });
     driver.send(orderEvent(s(1), { total: 5 })).endOfInput();
     expect(driver.readResults()).toEqual([

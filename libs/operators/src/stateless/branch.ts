@@ -6,7 +6,7 @@ import type { Step } from '../step';
 import { describeType } from './filter';
 
 /**
- * Branch (DESIGN §2): a string field value picks a route name, stored on the result (`route`)
+ * Branch (docs/design.md §2): a string field value picks a route name, stored on the result (`route`)
  * and in the payload as `_route`. No match, or a value that is not a string, passes unchanged.
  */
 export function compileBranch(operator: BranchOperator, label: string): Step {

@@ -29,7 +29,7 @@ export const NO_LOOKUPS: LookupTables = { get: () => undefined };
 export const DEFAULT_ENRICH_KEY = '$.entity_id';
 
 /**
- * Enrich (DESIGN §2): looks the `key` field's value up in table `source` and copies `fields`
+ * Enrich (docs/design.md §2): looks the `key` field's value up in table `source` and copies `fields`
  * from the match into the payload. A missing key field or no match follows `on_missing`
  * (default: the event leaves the pipeline, counted as skipped); a key that is neither a string
  * nor a number follows `on_invalid`. A field the match lacks is not copied.

@@ -6,7 +6,7 @@ import { FAILED, FILTERED, PASS } from '../step';
 import type { Step, Verdict, WorkItem } from '../step';
 
 /**
- * Filter semantics (DESIGN §2, AllSource-compatible): a missing field drops the event for every
+ * Filter semantics (docs/design.md §2, AllSource-compatible): a missing field drops the event for every
  * op but `ne` (which keeps it) and `exists` (whose subject it is). `gt`/`lt`/`gte`/`lte` compare
  * numbers only; `contains` is substring on strings and membership on arrays. Policies only
  * change anything when they say `error`: the event then goes to the dead-letter topic instead.

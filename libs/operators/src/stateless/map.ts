@@ -6,7 +6,7 @@ import type { Step } from '../step';
 import { describeType } from './filter';
 
 /**
- * Map semantics (DESIGN §2): a missing or wrong-typed field passes unchanged (unless the policy
+ * Map semantics (docs/design.md §2): a missing or wrong-typed field passes unchanged (unless the policy
  * says `error`); a non-finite arithmetic result follows `on_invalid` (default: skip the event).
  */
 export function compileMap(operator: MapOperator, label: string): Step {
