@@ -1,6 +1,7 @@
-// Waits until the broker answers a metadata request (describeCluster), printing progress.
-// Run as a single-file program on the broker's own classpath, so kafka:up needs no npm install.
-// Usage: java -cp 'libs/*' WaitReady.java <host:port> <timeout-seconds>
+// Waits until the broker (or every node of a cluster) answers a metadata request
+// (describeCluster), printing progress. Run as a single-file program on the broker's own
+// classpath, so kafka:up needs no npm install.
+// Usage: java -cp 'libs/*' WaitReady.java <host:port[,host:port…]> <timeout-seconds> [brokers]
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -13,6 +14,7 @@ public class WaitReady {
     String broker = args.length > 0 ? args[0] : "127.0.0.1:9092";
     long timeoutMs = (args.length > 1 ? Long.parseLong(args[1]) : 90) * 1000;
     long deadline = System.currentTimeMillis() + timeoutMs;
+    int expected = args.length > 2 ? Integer.parseInt(args[2]) : 1;
     Properties props = new Properties();
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker);
     props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
@@ -27,6 +29,7 @@ public class WaitReady {
               admin.describeCluster(new DescribeClusterOptions().timeoutMs(2000));
           String id = cluster.clusterId().get(3, TimeUnit.SECONDS);
           int brokers = cluster.nodes().get(3, TimeUnit.SECONDS).size();
+          if (brokers < expected) throw new IllegalStateException(brokers + " of " + expected + " brokers up");
           System.out.printf("[kafka:up] broker answers metadata: cluster %s, %d broker(s)%n", id, brokers);
           return;
         } catch (Exception e) {

@@ -95,3 +95,76 @@ describe('npm run kafka:up / kafka:down', () => {
     }
   });
 });
+
+describe('KAFKA_NODES=3 npm run kafka:up, kafka:kill, kafka:down', () => {
+  const clusterHome = mkdtempSync(join(tmpdir(), 'sluice-kafka-cluster-test-'));
+  const clusterPort = 19192;
+  const clusterEnv = {
+    ...env,
+    SLUICE_KAFKA_HOME: clusterHome,
+    KAFKA_PORT: String(clusterPort),
+    KAFKA_CONTROLLER_PORT: String(clusterPort + 1),
+    KAFKA_NODES: '3',
+    KAFKA_HEAP_MAX: '384m',
+  };
+  const script = (name: string, args: string[] = [], extra: Record<string, string> = {}) =>
+    execFileSync('bash', [join(__dirname, name), ...args], {
+      env: { ...clusterEnv, ...extra },
+      encoding: 'utf8',
+    });
+  const bootstrap = [0, 1, 2].map((i) => `127.0.0.1:${clusterPort + 2 * i}`);
+  const cluster = new Kafka({
+    clientId: 'kafka-cluster-test',
+    brokers: bootstrap,
+    logLevel: logLevel.NOTHING,
+  });
+
+  afterAll(() => {
+    script('kafka-down.sh');
+    rmSync(clusterHome, { recursive: true, force: true });
+  });
+
+  it('runs three nodes with replicated topics, survives one SIGKILLed, and brings it back', async () => {
+    const up = script('kafka-up.sh');
+    expect(up).toContain(`bootstrap ${bootstrap.join(',')}`);
+    expect(readFileSync(join(clusterHome, 'bootstrap'), 'utf8').trim()).toBe(bootstrap.join(','));
+    const admin = cluster.admin();
+    await admin.connect();
+    try {
+      expect((await admin.describeCluster()).brokers).toHaveLength(3);
+      await admin.createTopics({
+        topics: [{ topic: 'replicated', numPartitions: 3 }],
+        waitForLeaders: true,
+      });
+      const [metadata] = (await admin.fetchTopicMetadata({ topics: ['replicated'] })).topics;
+      expect(metadata!.partitions.map((p) => p.replicas.length)).toEqual([3, 3, 3]);
+      const configs = await admin.describeConfigs({
+        resources: [{ type: 2, name: 'replicated', configNames: ['min.insync.replicas'] }],
+        includeSynonyms: false,
+      });
+      expect(configs.resources[0]!.configEntries[0]!.configValue).toBe('2');
+
+      expect(script('kafka-kill.sh', ['--node', '2'])).toMatch(/node 2 \(pid \d+\) killed/);
+      // Two of three are in sync: writes that need min ISR 2 still succeed.
+      const producer = cluster.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      await producer.send({
+        topic: 'replicated',
+        acks: -1,
+        messages: Array.from({ length: 30 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })),
+      });
+      await producer.disconnect();
+
+      // kafka:up (without KAFKA_NODES: the home remembers the size) brings back only node 2.
+      const again = script('kafka-up.sh', [], { KAFKA_NODES: '' });
+      expect(again).toContain('starting node 2');
+      expect(again).toContain('node 1 already running');
+      expect(again).toContain('node 3 already running');
+      const ends = await admin.fetchTopicOffsets('replicated');
+      expect(ends.reduce((sum, p) => sum + Number(p.high), 0)).toBe(30);
+    } finally {
+      await admin.disconnect();
+    }
+    expect(script('kafka-down.sh').match(/stopped/g)).toHaveLength(3);
+  });
+});

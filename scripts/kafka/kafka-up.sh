@@ -1,55 +1,29 @@
 #!/usr/bin/env bash
-# Starts the local single-node KRaft broker (docs/design.md §8). Idempotent: reuses the jar cache, the
-# formatted data dir and a broker that is already running.
+# Starts the local KRaft broker (docs/design.md §8): one node by default, or a cluster of
+# KAFKA_NODES combined nodes (node i on KAFKA_PORT + 2(i-1) and KAFKA_CONTROLLER_PORT + 2(i-1)).
+# Idempotent: reuses the jar cache, the formatted data dirs and every node already running, and
+# brings back whichever nodes are down. Prints the bootstrap list and writes it to
+# $SLUICE_KAFKA_HOME/bootstrap.
 set -euo pipefail
-
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-home="${SLUICE_KAFKA_HOME:-$root/.local/kafka}"
-port="${KAFKA_PORT:-9092}"
-controller_port="${KAFKA_CONTROLLER_PORT:-9093}"
-# The jar cache can be shared by several brokers (the restart test runs its own).
-libs="${SLUICE_KAFKA_LIBS:-$home/libs}"
-data="$home/data"
-pidfile="$home/broker.pid"
-logfile="$home/broker.log"
-props="$home/server.properties"
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kafka-lib.sh"
 
 say() { printf '[kafka:up] %s\n' "$*"; }
 
-broker_pid() {
-  [[ -f "$pidfile" ]] || return 1
-  local pid
-  pid="$(cat "$pidfile")"
-  # A stale pid file may name a recycled pid: check that it is our java process.
-  if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "kafka.Kafka $props"; then
-    echo "$pid"
-    return 0
-  fi
-  return 1
-}
-
-wait_ready() {
-  # log4j2 without a config file would print its own warning; the client logs nothing useful here.
-  java -Xmx128m -Dlog4j2.level=OFF -Dlog4j2.statusLoggerLevel=OFF -cp "$libs/*" "$here/WaitReady.java" \
-    "127.0.0.1:$port" "${KAFKA_READY_TIMEOUT_SECONDS:-90}" || {
-    say "the broker did not become ready; last lines of $logfile:"
-    tail -n 40 "$logfile" >&2 || true
-    exit 1
-  }
-}
-
 mkdir -p "$home"
-
-if pid="$(broker_pid)"; then
-  say "already running (pid $pid) on 127.0.0.1:$port"
-  wait_ready
-  exit 0
+if [[ -f "$home/nodes" && -n "${KAFKA_NODES:-}" && "$KAFKA_NODES" != "$(cat "$home/nodes")" ]]; then
+  say "$home holds a cluster of $(cat "$home/nodes") node(s), not $KAFKA_NODES; run kafka:down and remove it first"
+  exit 1
+fi
+nodes="$(cluster_size)"
+if ! [[ "$nodes" =~ ^[1-9][0-9]*$ ]]; then
+  say "KAFKA_NODES must be a positive number, not $nodes"
+  exit 1
 fi
 
 if [[ ! -f "$libs/.complete" ]]; then
   say "fetching the broker's jars from Maven Central into $libs (once)"
   rm -rf "$libs"
+  mkdir -p "$(dirname "$libs")"
   mvn -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
     -DincludeScope=runtime -DoutputDirectory="$libs" >"$home/maven.log" 2>&1 || {
     say "Maven could not fetch the broker; see $home/maven.log"
@@ -60,28 +34,69 @@ if [[ ! -f "$libs/.complete" ]]; then
   touch "$libs/.complete"
 fi
 
-if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-  say "port $port is taken by a process that is not this project's broker; stop it or set KAFKA_PORT"
-  exit 1
-fi
-
-sed -e "s|@DATA_DIR@|$data|" -e "s|@PORT@|$port|" -e "s|@CONTROLLER_PORT@|$controller_port|" \
-  "$here/server.properties.template" >"$props"
-
 classpath="$libs/*"
 java_opts=(-Xms256m "-Xmx${KAFKA_HEAP_MAX:-1g}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
   -Djava.awt.headless=true "-Dlog4j2.configurationFile=$here/log4j2.properties")
 
-if [[ ! -f "$data/meta.properties" ]]; then
-  say "formatting KRaft storage in $data"
-  cluster_id="$(java -cp "$classpath" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
-  java "${java_opts[@]}" -cp "$classpath" kafka.tools.StorageTool format \
-    -t "$cluster_id" -c "$props" --standalone >>"$logfile" 2>&1
+if [[ "$nodes" -eq 1 ]]; then
+  quorum="controller.quorum.bootstrap.servers=127.0.0.1:$(node_controller_port 1)"
+  replication=1 min_isr=1
+else
+  voters=""
+  for n in $(seq 1 "$nodes"); do voters="${voters:+$voters,}$n@127.0.0.1:$(node_controller_port "$n")"; done
+  quorum="controller.quorum.voters=$voters"
+  replication=$((nodes < 3 ? nodes : 3)) min_isr=$((nodes < 3 ? 1 : 2))
 fi
 
-say "starting the broker on 127.0.0.1:$port (log: $logfile)"
-# setsid: the broker outlives this script and the npm process that ran it.
-setsid nohup java "${java_opts[@]}" -cp "$classpath" kafka.Kafka "$props" >>"$logfile" 2>&1 </dev/null &
-echo $! >"$pidfile"
-wait_ready
-say "ready (pid $(cat "$pidfile"))"
+# One cluster id for every node; kept so that a node formatted later joins the same cluster.
+if [[ ! -f "$home/cluster-id" ]]; then
+  java -cp "$classpath" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1 >"$home/cluster-id"
+fi
+cluster_id="$(cat "$home/cluster-id")"
+echo "$nodes" >"$home/nodes"
+
+start_node() {
+  local n="$1" dir port cport props
+  dir="$(node_dir "$n")" port="$(node_port "$n")" cport="$(node_controller_port "$n")"
+  props="$dir/server.properties"
+  mkdir -p "$dir"
+  if pid="$(node_pid "$n")"; then
+    say "node $n already running (pid $pid) on 127.0.0.1:$port"
+    return 0
+  fi
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    say "port $port is taken by a process that is not this project's broker; stop it or set KAFKA_PORT"
+    exit 1
+  fi
+  sed -e "s|@NODE_ID@|$n|" -e "s|@QUORUM@|$quorum|" -e "s|@DATA_DIR@|$dir/data|" \
+    -e "s|@PORT@|$port|" -e "s|@CONTROLLER_PORT@|$cport|" -e "s|@REPLICATION@|$replication|" \
+    -e "s|@MIN_ISR@|$min_isr|" "$here/server.properties.template" >"$props"
+  if [[ ! -f "$dir/data/meta.properties" ]]; then
+    say "formatting KRaft storage of node $n in $dir/data"
+    local standalone=()
+    [[ "$nodes" -eq 1 ]] && standalone=(--standalone)
+    java "${java_opts[@]}" -cp "$classpath" kafka.tools.StorageTool format \
+      -t "$cluster_id" -c "$props" "${standalone[@]}" >>"$dir/broker.log" 2>&1
+  fi
+  say "starting node $n on 127.0.0.1:$port (log: $dir/broker.log)"
+  # setsid: the broker outlives this script and the npm process that ran it.
+  setsid nohup java "${java_opts[@]}" -cp "$classpath" kafka.Kafka "$props" >>"$dir/broker.log" 2>&1 </dev/null &
+  echo $! >"$dir/broker.pid"
+}
+
+for n in $(seq 1 "$nodes"); do start_node "$n"; done
+
+bootstrap="$(bootstrap_list)"
+echo "$bootstrap" >"$home/bootstrap"
+# log4j2 without a config file would print its own warning; the client logs nothing useful here.
+java -Xmx128m -Dlog4j2.level=OFF -Dlog4j2.statusLoggerLevel=OFF -cp "$libs/*" "$here/WaitReady.java" \
+  "$bootstrap" "${KAFKA_READY_TIMEOUT_SECONDS:-90}" "$nodes" || {
+  for n in $(seq 1 "$nodes"); do
+    say "the cluster did not become ready; last lines of $(node_dir "$n")/broker.log:"
+    tail -n 20 "$(node_dir "$n")/broker.log" >&2 || true
+  done
+  exit 1
+}
+pids=""
+for n in $(seq 1 "$nodes"); do pids="${pids:+$pids, }$(node_pid "$n" || echo '?')"; done
+say "ready (pid $pids); bootstrap $bootstrap"

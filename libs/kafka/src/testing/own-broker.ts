@@ -6,27 +6,46 @@ import { join, resolve } from 'node:path';
 // The workspace root, from libs/kafka/src/testing (sources) or libs/kafka/dist/testing (built).
 const root = resolve(__dirname, '../../../..');
 
-/** A Kafka broker of the test's own (port, data dir), which it may stop and start at will. */
+/**
+ * A Kafka broker of the test's own (ports, data dir), which it may stop, start and kill at will;
+ * with `nodes` > 1, a local cluster (node i on port + 2(i-1), as `KAFKA_NODES=N npm run
+ * kafka:up` makes it).
+ */
 export class OwnBroker {
-  private readonly home = mkdtempSync(join(tmpdir(), 'sluice-admin-broker-'));
+  private readonly home = mkdtempSync(join(tmpdir(), 'sluice-own-broker-'));
 
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    readonly nodes = 1,
+  ) {}
 
   /** The broker's data and logs (kept by `down`, removed by `destroy`). */
   get directory(): string {
     return this.home;
   }
 
+  /** The bootstrap list (`host:port`, comma-separated for a cluster). */
   get address(): string {
-    return `127.0.0.1:${this.port}`;
+    return this.addresses.join(',');
   }
 
+  get addresses(): string[] {
+    return Array.from({ length: this.nodes }, (_, i) => `127.0.0.1:${this.port + 2 * i}`);
+  }
+
+  /** Starts every node that is not running (all of them the first time). */
   up(): void {
     this.run('kafka-up.sh');
   }
 
+  /** A controlled shutdown of every node. */
   down(): void {
     this.run('kafka-down.sh');
+  }
+
+  /** SIGKILLs node `node` (1-based): no controlled shutdown. */
+  kill(node: number): void {
+    this.run('kafka-kill.sh', ['--node', String(node)]);
   }
 
   destroy(): void {
@@ -34,15 +53,16 @@ export class OwnBroker {
     rmSync(this.home, { recursive: true, force: true });
   }
 
-  private run(script: string): void {
-    execFileSync('bash', [join(root, 'scripts/kafka', script)], {
+  private run(script: string, args: string[] = []): void {
+    execFileSync('bash', [join(root, 'scripts/kafka', script), ...args], {
       env: {
         ...process.env,
         SLUICE_KAFKA_HOME: this.home,
         SLUICE_KAFKA_LIBS: join(root, '.local/kafka/libs'),
         KAFKA_PORT: String(this.port),
         KAFKA_CONTROLLER_PORT: String(this.port + 1),
-        KAFKA_HEAP_MAX: '512m',
+        KAFKA_NODES: String(this.nodes),
+        KAFKA_HEAP_MAX: this.nodes > 1 ? '384m' : '512m',
       },
       stdio: 'ignore',
     });
