@@ -1,8 +1,11 @@
-// npm run chaos [-- --events 5000000 --replicas 3 --kill-every 10 --min-kills 3]
-// Sluice under failure, end to end: a broker of its own, the admin, N processor replicas, three
-// windowed pipelines (tumbling, sliding, session) registered through the REST API, and N orders
-// produced to a 6-partition source keyed by entity. While they flow, a random replica is killed
-// with SIGKILL every few seconds (and restarted), and the broker is restarted once. Then every
+// npm run chaos [-- --events 5000000 --replicas 3 --kill-every 10 --min-kills 3
+//                   --brokers 3 --broker-kill-every 30 --freeze-every 25]
+// Sluice under failure, end to end: a broker (or a cluster of --brokers nodes) of its own, the
+// admin, N processor replicas, three windowed pipelines (tumbling, sliding, session) registered
+// through the REST API, and N orders produced to a 6-partition source keyed by entity. While
+// they flow, a random replica is killed with SIGKILL every few seconds (and restarted), a random
+// replica is frozen past its session timeout (a zombie its successor must fence), a random
+// broker node is SIGKILLed and started again, and the broker is restarted once. Then every
 // output topic is read read_committed and compared with the reference run over the same events:
 // lost, duplicated and wrong results per pipeline, a JSON report and a Markdown summary.
 // Exits non-zero on any difference, any replica crash, or a run that does not settle.
@@ -42,6 +45,14 @@ const { values: args } = parseArgs({
     entities: { type: 'string' },
     days: { type: 'string', default: '10' },
     'broker-port': { type: 'string', default: '19700' },
+    /** Broker nodes (3: replication 3, min ISR 2). */
+    brokers: { type: 'string', default: '1' },
+    /** Seconds between two broker-node SIGKILLs (default 30 with several nodes, else none). */
+    'broker-kill-every': { type: 'string' },
+    /** Broker-node kills to reach (default 5 with several nodes). */
+    'min-broker-kills': { type: 'string' },
+    /** Seconds between two freezes of a replica past its session timeout (0: none). */
+    'freeze-every': { type: 'string', default: '0' },
     /** Minutes to wait for the replicas to commit everything once the chaos stops. */
     'settle-minutes': { type: 'string', default: '30' },
     /** Where the report and the processes' logs go (default bench/results/chaos-<time>). */
@@ -55,6 +66,11 @@ const KILL_EVERY_MS = Number(args['kill-every']) * 1000;
 const MIN_KILLS = Number(args['min-kills']);
 const BROKER_RESTART_AT = Number(args['broker-restart-at']);
 const ENTITIES = Number(args.entities ?? Math.max(20, Math.round(N / 2500)));
+const BROKERS = Number(args.brokers);
+const BROKER_KILL_EVERY_MS = Number(args['broker-kill-every'] ?? (BROKERS > 1 ? 30 : 0)) * 1000;
+const MIN_BROKER_KILLS = Number(args['min-broker-kills'] ?? (BROKERS > 1 ? 5 : 0));
+const FREEZE_EVERY_MS = Number(args['freeze-every']) * 1000;
+const SESSION_TIMEOUT_MS = 6000;
 const OUT = args.out ?? join(RESULTS, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`);
 
 const started = Date.now();
@@ -65,7 +81,7 @@ class Chaos {
   readonly source = `${this.prefix}.events`;
   readonly group = `${this.prefix}.processor`;
   readonly topics = internalTopics(this.prefix);
-  readonly broker = new ChaosBroker(Number(args['broker-port']));
+  readonly broker = new ChaosBroker(Number(args['broker-port']), BROKERS);
   readonly database = new ChaosDatabase();
   readonly kafka: Kafka;
   readonly replicas: AppProcess[] = [];
@@ -73,7 +89,11 @@ class Chaos {
   adminUrl = '';
   readonly token = randomBytes(24).toString('hex');
   readonly kills: Array<{ at: number; replica: string }> = [];
+  readonly freezes: Array<{ at: number; replica: string; seconds: number }> = [];
+  readonly brokerKills: Array<{ at: number; node: number; downSeconds: number }> = [];
   brokerRestart: { at: number; downSeconds: number } | undefined;
+  /** Broker changes (kills, the restart) one at a time: two would take the quorum down. */
+  private brokerChanges: Promise<void> = Promise.resolve();
   private killing: Promise<void> = Promise.resolve();
 
   constructor() {
@@ -139,7 +159,7 @@ class Chaos {
           PROCESSOR_ID: `chaos-${i}`,
           METRICS_PORT: String(await freePort()),
           LOG_LEVEL: 'info',
-          CONSUMER_SESSION_TIMEOUT_MS: '6000',
+          CONSUMER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
         },
         OUT,
       );
@@ -181,15 +201,64 @@ class Chaos {
     };
   }
 
-  async restartBroker(): Promise<void> {
-    const at = elapsed();
-    log(`[${at} s] restarting the broker`);
-    const down = Date.now();
-    await this.broker.down();
-    await sleep(1000);
-    await this.broker.up();
-    this.brokerRestart = { at, downSeconds: Math.round((Date.now() - down) / 100) / 10 };
-    log(`[${elapsed()} s] broker back after ${this.brokerRestart.downSeconds} s`);
+  /** Every FREEZE_EVERY_MS: a random replica is frozen past its session timeout, then resumed. */
+  startFreezing(): () => Promise<void> {
+    if (FREEZE_EVERY_MS === 0) return async () => undefined;
+    const freezeMs = SESSION_TIMEOUT_MS + 4000;
+    let freezing: Promise<void> = Promise.resolve();
+    const timer = setInterval(() => {
+      freezing = freezing.then(async () => {
+        const candidates = this.replicas.filter((replica) => replica.running);
+        const victim = candidates[Math.floor(Math.random() * candidates.length)];
+        if (!victim) return;
+        const at = elapsed();
+        log(`[${at} s] freezing ${victim.name} (SIGSTOP) for ${freezeMs / 1000} s`);
+        await victim.freeze(freezeMs);
+        this.freezes.push({ at, replica: victim.name, seconds: freezeMs / 1000 });
+      });
+    }, FREEZE_EVERY_MS);
+    return async () => {
+      clearInterval(timer);
+      await freezing;
+    };
+  }
+
+  /** Every BROKER_KILL_EVERY_MS: a random broker node gets SIGKILL and is started again. */
+  startKillingBrokers(): () => Promise<void> {
+    if (BROKER_KILL_EVERY_MS === 0) return async () => undefined;
+    const timer = setInterval(() => {
+      this.brokerChanges = this.brokerChanges.then(async () => {
+        const node = 1 + Math.floor(Math.random() * BROKERS);
+        const at = elapsed();
+        const down = Date.now();
+        await this.broker.kill(node);
+        log(`[${at} s] killed broker node ${node} (SIGKILL)`);
+        await sleep(3000);
+        await this.broker.up();
+        const downSeconds = Math.round((Date.now() - down) / 100) / 10;
+        this.brokerKills.push({ at, node, downSeconds });
+        log(`[${elapsed()} s] broker node ${node} back after ${downSeconds} s`);
+      });
+    }, BROKER_KILL_EVERY_MS);
+    return async () => {
+      clearInterval(timer);
+      await this.brokerChanges;
+    };
+  }
+
+  restartBroker(): Promise<void> {
+    const restart = this.brokerChanges.then(async () => {
+      const at = elapsed();
+      log(`[${at} s] restarting the broker${BROKERS > 1 ? 's' : ''}`);
+      const down = Date.now();
+      await this.broker.down();
+      await sleep(1000);
+      await this.broker.up();
+      this.brokerRestart = { at, downSeconds: Math.round((Date.now() - down) / 100) / 10 };
+      log(`[${elapsed()} s] broker back after ${this.brokerRestart.downSeconds} s`);
+    });
+    this.brokerChanges = restart;
+    return restart;
   }
 
   async produce(events: EventEnvelope[], onProgress: (sent: number) => Promise<void>) {
@@ -325,6 +394,8 @@ async function main(): Promise<void> {
     await chaos.start(definitions);
     const produceStarted = Date.now();
     const stopKilling = chaos.startKilling();
+    const stopFreezing = chaos.startFreezing();
+    const stopKillingBrokers = chaos.startKillingBrokers();
     let brokerRestarted = false;
     await chaos.produce(events, async (sent) => {
       if (!brokerRestarted && sent >= N * BROKER_RESTART_AT) {
@@ -334,13 +405,18 @@ async function main(): Promise<void> {
     });
     const produceSeconds = (Date.now() - produceStarted) / 1000;
     if (!brokerRestarted) await chaos.restartBroker();
-    await until(() => chaos.kills.length >= MIN_KILLS, {
-      what: `${MIN_KILLS} kills`,
-      timeoutMs: 600_000,
-      intervalMs: 250,
-    });
-    await stopKilling();
-    log(`[${elapsed()} s] chaos over: ${chaos.kills.length} kills, one broker restart; settling`);
+    await until(
+      () => chaos.kills.length >= MIN_KILLS && chaos.brokerKills.length >= MIN_BROKER_KILLS,
+      {
+        what: `${MIN_KILLS} kills and ${MIN_BROKER_KILLS} broker kills`,
+        timeoutMs: 900_000,
+        intervalMs: 250,
+      },
+    );
+    await Promise.all([stopKilling(), stopFreezing(), stopKillingBrokers()]);
+    log(
+      `[${elapsed()} s] chaos over: ${chaos.kills.length} kills, ${chaos.freezes.length} freezes, ${chaos.brokerKills.length} broker kills, one broker restart; settling`,
+    );
 
     const ticks = await chaos.produceTicks(start + (days + 2) * DAY);
     const admin = chaos.kafka.admin();
@@ -371,6 +447,9 @@ async function main(): Promise<void> {
       replicas: REPLICAS,
       killEverySeconds: KILL_EVERY_MS / 1000,
       kills: chaos.kills,
+      freezes: chaos.freezes,
+      brokers: BROKERS,
+      brokerKills: chaos.brokerKills,
       brokerRestart: chaos.brokerRestart,
       crashes: chaos.replicas.reduce((sum, r) => sum + r.crashes, 0) + (chaos.admin?.crashes ?? 0),
       produceSeconds,

@@ -19,6 +19,11 @@ export interface ChaosReport {
   replicas: number;
   killEverySeconds: number;
   kills: Array<{ at: number; replica: string }>;
+  /** Replicas frozen (SIGSTOP) past their session timeout, then resumed: zombies to fence. */
+  freezes: Array<{ at: number; replica: string; seconds: number }>;
+  brokers: number;
+  /** Broker nodes SIGKILLed (no controlled shutdown), each started again. */
+  brokerKills: Array<{ at: number; node: number; downSeconds: number }>;
   brokerRestart: { at: number; downSeconds: number } | undefined;
   /** Processes that exited with an error on their own (kills do not count). */
   crashes: number;
@@ -39,6 +44,8 @@ export function problems(report: ChaosReport): string[] {
       `the source holds ${report.sourceRecords.inTopic} records, ${report.sourceRecords.expected} were produced`,
     );
   if (report.kills.length === 0) found.push('no replica was killed');
+  if (report.brokers > 1 && report.brokerKills.length === 0)
+    found.push('no broker node was killed');
   if (!report.brokerRestart) found.push('the broker was not restarted');
   if (report.crashes > 0) found.push(`${report.crashes} process crashes`);
   if (report.deadLetters > 0) found.push(`${report.deadLetters} valid events dead-lettered`);
@@ -67,7 +74,13 @@ export function writeReport(
     '',
     `- ${report.events.toLocaleString('en-GB')} orders to a 6-partition source keyed by customer (${report.sourceRecords.inTopic.toLocaleString('en-GB')} records in the topic with the end ticks)`,
     `- ${report.replicas} replicas; SIGKILL every ${report.killEverySeconds} s: ${report.kills.length} kills, each followed by a restart; ${report.crashes} crashes`,
-    `- broker restarted once at ${report.brokerRestart?.at ?? '—'} s (back after ${report.brokerRestart?.downSeconds ?? '—'} s)`,
+    ...(report.freezes.length > 0
+      ? [
+          `- ${report.freezes.length} replicas frozen (SIGSTOP) past their session timeout, then resumed`,
+        ]
+      : []),
+    `- ${report.brokers === 1 ? 'one broker' : `${report.brokers} broker nodes (replication 3, min ISR 2)`}; ${report.brokerKills.length} broker SIGKILLs, each followed by a restart${report.brokerKills.length > 0 ? ` (down ${Math.min(...report.brokerKills.map((k) => k.downSeconds))}-${Math.max(...report.brokerKills.map((k) => k.downSeconds))} s)` : ''}`,
+    `- ${report.brokers === 1 ? 'the broker' : 'the whole cluster'} restarted once (a controlled shutdown) at ${report.brokerRestart?.at ?? '—'} s (back after ${report.brokerRestart?.downSeconds ?? '—'} s)`,
     `- produced in ${report.produceSeconds.toFixed(1)} s; every record committed ${report.settleSeconds.toFixed(1)} s after the chaos stopped; ${report.totalSeconds.toFixed(0)} s in all`,
     `- dead-lettered: ${report.deadLetters}`,
     '',

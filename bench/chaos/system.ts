@@ -17,23 +17,36 @@ const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const SERVER_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** A single-node KRaft broker in a directory of its own, started and stopped by the scripts. */
+/**
+ * A KRaft broker, or a cluster of `nodes` (node i on port + 2(i-1)), in a directory of its own,
+ * started, stopped and killed by the scripts.
+ */
 export class ChaosBroker {
   private readonly home = mkdtempSync(join(tmpdir(), 'sluice-chaos-broker-'));
 
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    readonly nodes = 1,
+  ) {}
 
   /** Its data and logs. */
   get directory(): string {
     return this.home;
   }
 
+  /** The bootstrap list. */
   get address(): string {
-    return `127.0.0.1:${this.port}`;
+    return Array.from({ length: this.nodes }, (_, i) => `127.0.0.1:${this.port + 2 * i}`).join(',');
   }
 
+  /** Starts every node that is not running. */
   up(): Promise<unknown> {
     return this.script('kafka-up.sh');
+  }
+
+  /** SIGKILLs node `node` (1-based): no controlled shutdown, as a crash. */
+  kill(node: number): Promise<unknown> {
+    return this.script('kafka-kill.sh', ['--node', String(node)]);
   }
 
   /** A controlled shutdown (SIGTERM), as an orchestrator's restart does. */
@@ -46,15 +59,16 @@ export class ChaosBroker {
     rmSync(this.home, { recursive: true, force: true });
   }
 
-  private script(name: string) {
-    return run('bash', [join(ROOT, 'scripts/kafka', name)], {
+  private script(name: string, args: string[] = []) {
+    return run('bash', [join(ROOT, 'scripts/kafka', name), ...args], {
       env: {
         ...process.env,
         SLUICE_KAFKA_HOME: this.home,
         SLUICE_KAFKA_LIBS: join(ROOT, '.local/kafka/libs'),
         KAFKA_PORT: String(this.port),
         KAFKA_CONTROLLER_PORT: String(this.port + 1),
-        KAFKA_HEAP_MAX: '1g',
+        KAFKA_NODES: String(this.nodes),
+        KAFKA_HEAP_MAX: this.nodes > 1 ? '512m' : '1g',
       },
     });
   }
@@ -126,6 +140,15 @@ export class AppProcess {
       if (code !== null && code !== 0) this.crashes += 1;
     });
     this.child = child;
+  }
+
+  /** Freezes the process (SIGSTOP) for `ms`, then lets it go on (SIGCONT): a long GC pause. */
+  async freeze(ms: number): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    child.kill('SIGCONT');
   }
 
   /** Exits with the signal and waits for the exit (SIGTERM: at most 30 s, then SIGKILL). */

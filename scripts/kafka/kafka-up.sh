@@ -20,7 +20,9 @@ if ! [[ "$nodes" =~ ^[1-9][0-9]*$ ]]; then
   exit 1
 fi
 
-if [[ ! -f "$libs/.complete" ]]; then
+# The cache is complete for the pom.xml it was fetched with; a changed pom fetches again.
+pom_sum="$(sha256sum "$here/pom.xml" | cut -d' ' -f1)"
+if [[ ! -f "$libs/.complete" || "$(cat "$libs/.complete")" != "$pom_sum" ]]; then
   say "fetching the broker's jars from Maven Central into $libs (once)"
   rm -rf "$libs"
   mkdir -p "$(dirname "$libs")"
@@ -31,12 +33,13 @@ if [[ ! -f "$libs/.complete" ]]; then
     exit 1
   }
   say "$(find "$libs" -name '*.jar' | wc -l) jars cached"
-  touch "$libs/.complete"
+  echo "$pom_sum" >"$libs/.complete"
 fi
 
 classpath="$libs/*"
+# KAFKA_LOG4J_CONFIG: another logging setup (the evidence runs log the transaction coordinator).
 java_opts=(-Xms256m "-Xmx${KAFKA_HEAP_MAX:-1g}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20
-  -Djava.awt.headless=true "-Dlog4j2.configurationFile=$here/log4j2.properties")
+  -Djava.awt.headless=true "-Dlog4j2.configurationFile=${KAFKA_LOG4J_CONFIG:-$here/log4j2.properties}")
 
 if [[ "$nodes" -eq 1 ]]; then
   quorum="controller.quorum.bootstrap.servers=127.0.0.1:$(node_controller_port 1)"

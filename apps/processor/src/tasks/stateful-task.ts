@@ -50,6 +50,11 @@ export class StatefulTask extends Task {
     this.watermarks = this.newWatermarks(undefined);
   }
 
+  /** The state entries held (what a restore rebuilt, and what processing added since). */
+  stateSize(): number {
+    return this.stage?.size() ?? 0;
+  }
+
   protected async restoreState(): Promise<void> {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
     this.pipeline = pipeline;

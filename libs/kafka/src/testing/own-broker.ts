@@ -14,10 +14,22 @@ const root = resolve(__dirname, '../../../..');
 export class OwnBroker {
   private readonly home = mkdtempSync(join(tmpdir(), 'sluice-own-broker-'));
 
+  readonly nodes: number;
+  private readonly env: Record<string, string>;
+
+  /** `env`: more of kafka-up.sh's variables (KAFKA_LOG4J_CONFIG for a post-mortem's logs). */
   constructor(
     readonly port: number,
-    readonly nodes = 1,
-  ) {}
+    options: { nodes?: number; env?: Record<string, string> } = {},
+  ) {
+    this.nodes = options.nodes ?? 1;
+    this.env = options.env ?? {};
+  }
+
+  /** A node's data directory (the log dirs DumpLogSegments reads). */
+  dataDirectory(node = 1): string {
+    return this.nodes === 1 ? join(this.home, 'data') : join(this.home, `node-${node}`, 'data');
+  }
 
   /** The broker's data and logs (kept by `down`, removed by `destroy`). */
   get directory(): string {
@@ -63,6 +75,7 @@ export class OwnBroker {
         KAFKA_CONTROLLER_PORT: String(this.port + 1),
         KAFKA_NODES: String(this.nodes),
         KAFKA_HEAP_MAX: this.nodes > 1 ? '384m' : '512m',
+        ...this.env,
       },
       stdio: 'ignore',
     });
