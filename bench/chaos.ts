@@ -99,7 +99,7 @@ class Chaos {
   constructor() {
     this.kafka = createKafka({
       clientId: 'sluice-chaos',
-      brokers: [this.broker.address],
+      brokers: this.broker.address.split(','),
       logLevel: logLevel.NOTHING,
       // The run's own clients ride out the broker restart like the replicas do.
       retry: { initialRetryTime: 200, maxRetryTime: 2000, retries: 60 },
