@@ -1,18 +1,23 @@
-// npm run bench:e2e [-- --events 2000000 --restore-states 1000000]
+// npm run bench:e2e [-- --events 2000000 --restore-states 1000000 --latency-seconds 20
+//                     --baseline <another checkout>/apps/processor/dist/main.js]
 // End to end on the local broker, in one run:
 //  (a) the raw kafkajs consume rate of a 6-partition topic: the ceiling of the client we use,
 //      as published and as Sluice runs it (patches/kafkajs+2.2.4.patch applied);
 //  (b) Sluice's exactly-once rate with one replica running the daily-revenue pipeline over the
 //      same topic, until every source and repartition offset is committed; its results are
 //      checked against the reference run;
-//  (c) the restore time of one replica's state after a kill -9: a window holding N groups.
+//      with --baseline, another build of the processor (today's code, say) over the same topic
+//      in the same run, so the two rates are compared on the same machine at the same time;
+//  (c) the restore time of one replica's state after a kill -9: a window holding N groups;
+//  (d) latency from an event's append to its result's commit at half of (b)'s rate: a stateless
+//      pipeline's results, and a window's final results after the watermark passes its end.
 // The processor runs as the built app (apps/processor/dist), exactly as users run it.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 
 import { canonicalJson, internalTopics, repartitionTopic } from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
-import { createKafka } from '@sluice/kafka';
+import { createKafka, ensureTopics } from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
 import { sleep } from '@sluice/testing';
@@ -20,12 +25,21 @@ import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
 import {
+  paceEvents,
+  probePipelines,
+  statelessLatencies,
+  summary,
+  watchCommitted,
+  windowLatencies,
+} from './support/latency';
+import {
   consumedBy,
   DAY,
   definitionOf,
   fmt,
   log,
   notCommitted,
+  PARTITIONS,
   produce,
   produceOrders,
   produceTicks,
@@ -43,6 +57,9 @@ const { values: args } = parseArgs({
     'restore-states': { type: 'string', default: '1000000' },
     /** Writes a V8 CPU profile of the replica under test to bench/results/. */
     profile: { type: 'boolean', default: false },
+    /** Another processor build to measure beside this one (its dist/main.js). */
+    baseline: { type: 'string' },
+    'latency-seconds': { type: 'string', default: '20' },
   },
 });
 const N = Number(args.events);
@@ -60,26 +77,41 @@ const prefix = `bench-${randomUUID().slice(0, 8)}`;
 const topics = internalTopics(prefix);
 const replica = (id: string, group: string) =>
   startReplica({ id, prefix, group, nodeFlags: NODE_FLAGS, profile: args.profile });
+const LATENCY_SECONDS = Number(args['latency-seconds']);
 
 /** (b) Sluice end to end, one replica, exactly-once. */
 async function sluiceRate(
   admin: Admin,
   definition: PipelineDefinition,
   expected: number,
+  build: { name: string; main?: string; prefix: string } = { name: 'sluice', prefix },
 ): Promise<{ rate: number; results: string[] }> {
-  const group = `${prefix}.processor`;
-  await putPipeline(kafka, topics.pipelines, definition);
-  const bench = replica('bench-0', group);
+  const group = `${build.prefix}.processor`;
+  await ensureTopics(admin, [
+    { topic: internalTopics(build.prefix).pipelines, numPartitions: 1, compacted: true },
+  ]);
+  await putPipeline(kafka, internalTopics(build.prefix).pipelines, definition);
+  const bench = startReplica({
+    id: `${build.name}-0`,
+    prefix: build.prefix,
+    group,
+    source: `${prefix}.events`,
+    nodeFlags: NODE_FLAGS,
+    profile: args.profile,
+    ...(build.main ? { main: build.main } : {}),
+  });
   while ((await consumedBy(bench)) === 0) await sleep(20);
   const started = Date.now();
-  const watched = [`${prefix}.events`, repartitionTopic(definition.id, prefix)];
+  const watched = [`${prefix}.events`, repartitionTopic(definition.id, build.prefix)];
   let lastReport = 0;
   for (;;) {
     const behind = await notCommitted(admin, group, watched);
     const consumed = await consumedBy(bench);
     if (Date.now() - lastReport > 1000) {
       lastReport = Date.now();
-      log(`  sluice: ${fmt(consumed)} source records consumed, ${fmt(behind)} not committed yet`);
+      log(
+        `  ${build.name}: ${fmt(consumed)} source records consumed, ${fmt(behind)} not committed yet`,
+      );
     }
     if (behind === 0 && consumed >= expected) break;
     await sleep(100);
@@ -165,6 +197,79 @@ async function restoreTime(admin: Admin): Promise<void> {
   );
 }
 
+/** (d) Latency at `perSecond` events/s, on a source and an installation of its own. */
+async function latency(admin: Admin): Promise<void> {
+  const latencyPrefix = `${prefix}-latency`;
+  const source = `${latencyPrefix}.events`;
+  const pipelinesTopic = internalTopics(latencyPrefix).pipelines;
+  await ensureTopics(admin, [
+    { topic: source, numPartitions: PARTITIONS },
+    { topic: pipelinesTopic, numPartitions: 1, compacted: true },
+  ]);
+  const [stateless, windowed] = probePipelines(latencyPrefix, [randomUUID(), randomUUID()]).map(
+    definitionOf,
+  );
+  for (const definition of [stateless!, windowed!])
+    await putPipeline(kafka, pipelinesTopic, definition);
+  const probe = startReplica({
+    id: 'latency-0',
+    prefix: latencyPrefix,
+    group: `${latencyPrefix}.processor`,
+    nodeFlags: NODE_FLAGS,
+  });
+  // The definitions are in the topic before the replica starts: its first join reads the
+  // window's repartition topic too; its tasks then restore (nothing) before records flow.
+  while (!probe.lines.some((line) => line.includes('"partitions assigned"'))) await sleep(50);
+  await sleep(2000);
+  // The probes' own throughput first (a burst, until every record is committed): the latency
+  // is measured at half of it.
+  const burst = Math.min(N, 400_000);
+  const base = Date.now() - 3_600_000;
+  const probes: EventEnvelope[] = Array.from({ length: burst }, (_, n) => ({
+    event_type: 'latency.probe',
+    entity_id: `probe-${n % 1000}`,
+    timestamp: new Date(base + n).toISOString(),
+    payload: { n, status: 'paid', total: 1, currency: 'gbp' },
+  }));
+  const group = `${latencyPrefix}.processor`;
+  const watched = [source, repartitionTopic(windowed!.id, latencyPrefix)];
+  const burstStarted = Date.now();
+  await produce(kafka, source, probes, 'latency burst');
+  while ((await notCommitted(admin, group, watched)) > 0) await sleep(100);
+  const probeRate = rate(burst, Date.now() - burstStarted);
+  console.log(`latency probes (stateless + 2 s window), one replica: ${fmt(probeRate)} events/s`);
+  const perSecond = Math.round(probeRate / 2);
+  const watchers = await Promise.all(
+    [stateless!, windowed!].map((d) =>
+      watchCommitted(kafka, d.output, `${latencyPrefix}.watch.${d.id}`),
+    ),
+  );
+  log(`  sending ${fmt(perSecond)} events/s for ${LATENCY_SECONDS} s`);
+  const pacedFrom = Date.now();
+  const sent = await paceEvents(kafka, source, perSecond, LATENCY_SECONDS);
+  await sleep(3000);
+  await Promise.all(watchers.map((w) => w.stop()));
+  await stopProcess(probe.child);
+  const show = (label: string, samples: number[]) => {
+    const s = summary(samples);
+    console.log(
+      `latency ${label}: p50 ${s.p50} ms, p99 ${s.p99} ms, max ${s.max} ms over ${fmt(s.count)} results`,
+    );
+    return s;
+  };
+  const statelessSummary = show(
+    `append → commit, stateless, at ${fmt(perSecond)} events/s`,
+    statelessLatencies(watchers[0]!.seen, pacedFrom),
+  );
+  show(
+    'watermark past end → final window committed',
+    windowLatencies(watchers[1]!.seen, sent, pacedFrom),
+  );
+  console.log(
+    `  stateless p99 target: <= commit interval (100 ms) + 150 ms: ${statelessSummary.p99 <= 250 ? 'met' : 'NOT met'}`,
+  );
+}
+
 async function main(): Promise<void> {
   const source = `${prefix}.events`;
   log(`prefix ${prefix}`);
@@ -195,11 +300,29 @@ async function main(): Promise<void> {
     dailyRevenueDefinition({ id: randomUUID(), output: `${prefix}.daily_revenue` }),
   );
   const sluice = await sluiceRate(admin, definition, total);
+  const baseline = args.baseline
+    ? await sluiceRate(
+        admin,
+        { ...definition, output: `${prefix}.baseline.daily_revenue` },
+        total,
+        {
+          name: 'baseline',
+          main: args.baseline,
+          prefix: `${prefix}-baseline`,
+        },
+      )
+    : undefined;
   const reference = runReference(definition, [...orders, ...closing]);
   console.log(`raw kafkajs 2.2.4 consume (as published): ${fmt(stockCeiling)} events/s`);
   console.log(`raw kafkajs consume as Sluice runs it:    ${fmt(ceiling)} events/s`);
   console.log(`  the same + JSON.parse:                  ${fmt(parseCeiling)} events/s`);
   console.log(`sluice exactly-once e2e:                  ${fmt(sluice.rate)} events/s`);
+  if (baseline) {
+    console.log(`baseline (${args.baseline}): ${fmt(baseline.rate)} events/s`);
+    console.log(
+      `ratio sluice / baseline, same run:        ${(sluice.rate / baseline.rate).toFixed(2)}`,
+    );
+  }
   console.log(
     `ratio sluice / raw kafkajs as published:  ${(sluice.rate / stockCeiling).toFixed(2)} (target >= 0.80)`,
   );
@@ -213,6 +336,14 @@ async function main(): Promise<void> {
     `results: ${sluice.results.length} published, ${expected.length} in the reference run: ${same ? 'identical' : 'DIFFERENT'}`,
   );
   if (!same) process.exitCode = 1;
+  if (baseline && JSON.stringify(baseline.results) !== JSON.stringify(sluice.results)) {
+    console.log('baseline results: DIFFERENT from this build');
+    process.exitCode = 1;
+  }
+  if (LATENCY_SECONDS > 0) {
+    log('(d) latency at half of the probes’ own rate');
+    await latency(admin);
+  }
   if (STATES > 0) {
     log('(c) restore time');
     await restoreTime(admin);

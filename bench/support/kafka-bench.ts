@@ -193,20 +193,26 @@ export function startReplica(options: {
   group: string;
   nodeFlags?: string[];
   profile?: boolean;
+  /** Another build of the processor (a baseline checkout's apps/processor/dist/main.js). */
+  main?: string;
+  /** The source topic, when not `<prefix>.events`. */
+  source?: string;
+  env?: Record<string, string>;
 }): Replica {
   const metricsPort = nextPort++;
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [];
   const flags = [...PROCESSOR_NODE_FLAGS, ...(options.nodeFlags ?? [])];
-  const child = spawn(process.execPath, [...profile, ...flags, MAIN], {
+  const child = spawn(process.execPath, [...profile, ...flags, options.main ?? MAIN], {
     env: {
       ...process.env,
-      SOURCE_TOPICS: `${options.prefix}.events`,
+      SOURCE_TOPICS: options.source ?? `${options.prefix}.events`,
       CONSUMER_GROUP: options.group,
       SLUICE_TOPIC_PREFIX: options.prefix,
       PROCESSOR_ID: options.id,
       METRICS_PORT: String(metricsPort),
       LOG_LEVEL: 'info',
       CONSUMER_SESSION_TIMEOUT_MS: '6000',
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
