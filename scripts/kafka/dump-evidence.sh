@@ -26,7 +26,7 @@ for dir in "$data"/*-[0-9]*; do
   [[ -e "${segments[0]}" ]] || continue
   decoder=()
   [[ "$name" == __transaction_state-* ]] && decoder=(--transaction-log-decoder)
-  java_run kafka.tools.DumpLogSegments --deep-iteration --print-data-log "${decoder[@]}" \
+  java_run org.apache.kafka.tools.DumpLogSegments --deep-iteration --print-data-log "${decoder[@]}" \
     --files "$(IFS=,; echo "${segments[*]}")" >"$out/$name.txt" 2>&1 || true
 done
 if [[ -n "$bootstrap" ]]; then

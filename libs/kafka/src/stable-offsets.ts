@@ -4,7 +4,7 @@
 // answers UNSTABLE_OFFSET_COMMIT instead of an offset that the transaction may still move.
 import type { Admin } from 'kafkajs';
 
-import { retryBroker } from './retry';
+import { isRetriable, retryBroker } from './retry';
 
 export interface CommittedOffset {
   /** The next offset to read. */
@@ -29,6 +29,8 @@ export async function fetchStableOffset(
   topic: string,
   partition: number,
   onUnstable?: (attempt: number) => void,
+  /** false: UNSTABLE_OFFSET_COMMIT is thrown at once instead of waited out. */
+  waitWhileUnstable = true,
 ): Promise<CommittedOffset | undefined> {
   const [answer] = await retryBroker(
     () =>
@@ -38,6 +40,8 @@ export async function fetchStableOffset(
         requireStable: true,
       }),
     {
+      shouldRetry: (error) =>
+        isRetriable(error) && (waitWhileUnstable || !isUnstableOffsetCommit(error)),
       onRetry: (error, attempt) => {
         if (isUnstableOffsetCommit(error)) onUnstable?.(attempt);
       },

@@ -62,6 +62,15 @@ export class SourceTask extends Task {
     this.runners = [];
   }
 
+  protected writtenPartitions() {
+    const topics = [this.source.dlqTopic];
+    for (const pipeline of this.source.pipelines.list()) {
+      const { output, late, repartition } = pipeline.topics;
+      topics.push(output, late, ...(repartition ? [repartition] : []));
+    }
+    return this.partitionsOf(topics);
+  }
+
   protected refresh(): void {
     const pipelines = this.source.pipelines;
     if (pipelines.revision === this.revision) return;

@@ -82,6 +82,18 @@ export class StatefulTask extends Task {
     );
   }
 
+  protected async writtenPartitions() {
+    const pipeline = this.stateful.pipelines.get(this.pipelineId);
+    if (!pipeline) return [];
+    const written = await this.partitionsOf([pipeline.topics.output, pipeline.topics.late]);
+    return [...written, { topic: pipeline.topics.changelog!, partitions: [this.partition] }];
+  }
+
+  protected override restoredPartition() {
+    const changelog = this.stateful.pipelines.get(this.pipelineId)?.topics.changelog;
+    return changelog ? { topic: changelog, partition: this.partition } : undefined;
+  }
+
   protected refresh(): void {
     const current = this.stateful.pipelines.get(this.pipelineId);
     if (current === this.pipeline) return;

@@ -8,10 +8,16 @@
 // 4. the consumer reads on from the committed offset.
 // A task kept through a rebalance with nothing uncommitted, whose last acknowledged commit is
 // what the group holds, skips 1 and 3.
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka, Message, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { fetchStableOffset, fetchTopicOffsets, retryBroker } from '@sluice/kafka';
+import {
+  fetchPartitionEnds,
+  fetchStableOffset,
+  fetchTopicOffsets,
+  isUnstableOffsetCommit,
+  retryBroker,
+} from '@sluice/kafka';
 import type { CommittedOffset } from '@sluice/kafka';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
@@ -51,6 +57,17 @@ export interface InputMessage {
 export interface PartitionMemory {
   acknowledged: string | undefined;
 }
+
+/** One record to each partition, for a transaction that only has to write a marker there. */
+function sweepRecords(partitions: Array<{ topic: string; partitions: number[] }>): TopicMessages[] {
+  return partitions.map(({ topic, partitions: indexes }) => ({
+    topic,
+    messages: indexes.map((partition): Message => ({ partition, key: SWEEP_KEY, value: null })),
+  }));
+}
+
+/** A key no state, result or lookup uses: a restore reads it as the deletion of nothing. */
+const SWEEP_KEY = '~sluice-sweep';
 
 export class CommitBehindError extends Error {
   override readonly name = 'CommitBehindError';
@@ -105,6 +122,26 @@ export abstract class Task {
   protected abstract restoreState(): Promise<void>;
   /** Called before each batch and tick: adopt definition changes. */
   protected abstract refresh(): void;
+  /** Every topic (and its partitions) this task may write to: what a hanging sweep covers. */
+  protected abstract writtenPartitions(): Promise<Array<{ topic: string; partitions: number[] }>>;
+  /** Every partition of `topics` (those that exist), for writtenPartitions. */
+  protected async partitionsOf(
+    topics: readonly string[],
+  ): Promise<Array<{ topic: string; partitions: number[] }>> {
+    if (topics.length === 0) return [];
+    const { topics: metadata } = await retryBroker(() =>
+      this.context.admin.fetchTopicMetadata({ topics: [...new Set(topics)] }),
+    );
+    return metadata.map(({ name, partitions }) => ({
+      topic: name,
+      partitions: partitions.map((p) => p.partitionId),
+    }));
+  }
+
+  /** The partition this task restores from, when it has one (a stateful task's changelog). */
+  protected restoredPartition(): { topic: string; partition: number } | undefined {
+    return undefined;
+  }
 
   /** A string committed with the offset, atomically (the source's event time). */
   protected commitMetadata(): string | undefined {
@@ -148,7 +185,8 @@ export abstract class Task {
         this.collector.clear();
         this.dirty = false;
         await this.producer.fence();
-        committed = await this.readCommitted();
+        committed = await this.readCommittedAfterFence();
+        await this.settleRestoredPartition();
         await this.restoreState();
         this.syncedAt = committed?.offset ?? null;
       }
@@ -309,6 +347,70 @@ export abstract class Task {
         onRetry: (error, attempt) =>
           this.logger.warn({ err: error, attempt }, 'the committed offset reads behind; waiting'),
       },
+    );
+  }
+
+  /**
+   * After the fence, the coordinator holds every transaction of this id complete, and their
+   * markers written: an offset commit of this partition still pending is one whose marker was
+   * never written (a hanging transaction). Only a marker of this producer id ends it: a
+   * transaction that writes to every partition the task may write to, the offset included, is
+   * aborted, which discards the hanging records and offset; the work is then redone from the
+   * offset committed before it.
+   */
+  private async readCommittedAfterFence(): Promise<CommittedOffset | undefined> {
+    try {
+      return await fetchStableOffset(
+        this.context.admin,
+        this.context.consumerGroup,
+        this.topic,
+        this.partition,
+        undefined,
+        false,
+      );
+    } catch (error) {
+      if (!isUnstableOffsetCommit(error)) throw error;
+    }
+    const partitions = await this.writtenPartitions();
+    this.logger.warn(
+      { topics: partitions.map((p) => p.topic) },
+      'after fencing, a commit of this partition is still pending: a transaction of this task hangs (its markers were never written); aborting it with a marker of its own',
+    );
+    await this.producer.settleHanging(
+      sweepRecords(partitions),
+      {
+        groupId: this.context.consumerGroup,
+        topic: this.topic,
+        partition: this.partition,
+        offset: '0',
+        metadata: undefined,
+      },
+      'abort',
+    );
+    return this.readCommitted();
+  }
+
+  /**
+   * The partition the task restores from must end in a stable offset (the restore checks it):
+   * after the fence and a stable offset read, records of this id still open there belong to a
+   * transaction the coordinator completed and whose offset is committed, but whose marker was
+   * never written; a commit of this producer id makes them what the coordinator says they are.
+   */
+  private async settleRestoredPartition(): Promise<void> {
+    const restored = this.restoredPartition();
+    if (!restored) return;
+    const end = (await fetchPartitionEnds(this.context.admin, restored.topic)).find(
+      (e) => e.partition === restored.partition,
+    );
+    if (!end || BigInt(end.stable) >= BigInt(end.high)) return;
+    this.logger.warn(
+      { topic: restored.topic, stable: end.stable, high: end.high },
+      'after fencing, the changelog still ends in an open transaction of this task: its commit marker was never written; committing it with a marker of its own',
+    );
+    await this.producer.settleHanging(
+      sweepRecords([{ topic: restored.topic, partitions: [restored.partition] }]),
+      undefined,
+      'commit',
     );
   }
 
