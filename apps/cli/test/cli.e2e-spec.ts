@@ -156,7 +156,7 @@ describe('sluice CLI against a running Sluice', () => {
     writeFileSync(got, one.stdout.replace('edited by the CLI test', 'a stale edit'));
     const stale = await system.cli(['apply', '-f', got]);
     expect(stale.code).toBe(1);
-    expect(stale.stderr).toContain('is at version 3, not 2');
+    expect(stale.stderr).toContain('was read at version 2, and is at version 3 now');
   });
 
   it.each(NAMES)('previews %s: the reference run gives the expected output', async (name) => {

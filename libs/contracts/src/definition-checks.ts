@@ -10,6 +10,18 @@ import { derivedTopics, reservedTopicProblem, topicNameProblem } from './topic-n
 
 export type Segments = Array<string | number>;
 
+/** Durations stay within a century: window bounds must remain dates (docs/design.md §1). */
+export const MAX_DURATION_SECONDS = 3_153_600_000;
+/** The most windows a sliding window may put one event in. */
+export const MAX_WINDOWS_PER_EVENT = 10_000;
+const DURATIONS = [
+  'size_seconds',
+  'slide_seconds',
+  'session_timeout_seconds',
+  'allowed_lateness_seconds',
+  'idle_timeout_seconds',
+] as const;
+
 export interface Finding {
   segments: Segments;
   message: string;
@@ -128,16 +140,27 @@ function checkWindowConfig(config: Json, at: (path: Segments) => Segments, findi
     }
     if (isNumber(gap)) warn('session_timeout_seconds', `is ignored by a ${type} window`);
   }
-  for (const key of [
-    'size_seconds',
-    'slide_seconds',
-    'session_timeout_seconds',
-    'allowed_lateness_seconds',
-  ]) {
+  for (const key of DURATIONS) {
     const seconds = config[key];
-    if (isNumber(seconds) && seconds > 0 && !Number.isInteger(seconds * 1000))
+    if (!isNumber(seconds) || seconds <= 0) continue;
+    if (seconds > MAX_DURATION_SECONDS) {
+      error(key, `must be at most ${MAX_DURATION_SECONDS} (100 years)`);
+    } else if (!Number.isInteger(seconds * 1000)) {
       error(key, 'must be a whole number of milliseconds');
+    }
   }
+  // An event lands in size / slide windows: past a bound, one event would stall a replica.
+  if (
+    type === 'sliding' &&
+    isNumber(size) &&
+    isNumber(slide) &&
+    slide > 0 &&
+    size / slide > MAX_WINDOWS_PER_EVENT
+  )
+    error(
+      'slide_seconds',
+      `puts each event in ${Math.ceil(size / slide)} windows; at most ${MAX_WINDOWS_PER_EVENT} (slide by at least size_seconds / ${MAX_WINDOWS_PER_EVENT})`,
+    );
 }
 
 function checkReduce(

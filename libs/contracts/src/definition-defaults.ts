@@ -1,5 +1,5 @@
 // AllSource Core sends its `Option` fields as JSON null, and Sluice takes its configs verbatim
-// (docs/design.md §2, §9): these are what the nulls mean, in one place for the validator (which
+// (docs/design.md §2): these are what the nulls mean, in one place for the validator (which
 // warns when a default applies) and the operator library (which runs them).
 import type { ReduceOperator, WindowConfig } from './definition';
 

@@ -45,7 +45,9 @@ export function parseDefinitionText(text: string, format: DefinitionFormat): Par
     try {
       const value: unknown = document.toJS({ maxAliasCount: 100 });
       JSON.stringify(value);
-      if (value !== null) values.push(value);
+      // A YAML list is several definitions, as a JSON array is (what `sluice get -o yaml` prints).
+      if (Array.isArray(value)) values.push(...value);
+      else if (value !== null) values.push(value);
     } catch (error) {
       const message = (error as Error).message.split('\n')[0];
       return { ok: false, errors: [{ path: '$', message: `is not valid YAML: ${message}` }] };

@@ -30,8 +30,11 @@ export function reservedTopicProblem(
   const internal = internalTopics(topicPrefix);
   if (name === internal.pipelines || name === internal.stats || name === internal.dlq)
     return `is Sluice's internal topic ${name}`;
-  const segments = name.split('.');
-  if (name.startsWith(`${topicPrefix}.`) && segments.length >= 3 && UUID_SEGMENT.test(segments[1]!))
+  // The prefix may hold dots itself: what follows it decides.
+  const rest = name.startsWith(`${topicPrefix}.`)
+    ? name.slice(topicPrefix.length + 1).split('.')
+    : [];
+  if (rest.length >= 2 && UUID_SEGMENT.test(rest[0]!))
     return `is a pipeline's internal topic (${topicPrefix}.<id>.*)`;
   if (name.startsWith('__')) return "is reserved for Kafka's internal topics (names starting __)";
   if (sourceTopics.includes(name))

@@ -1,4 +1,4 @@
-// docs/design.md §2, §9 and issue 14: AllSource configs verbatim, every problem in one pass, and
+// docs/design.md §2 and issue 14: AllSource configs verbatim, every problem in one pass, and
 // names checked as Kafka will check them.
 import { validateDefinition } from './validate-definition';
 
@@ -197,6 +197,64 @@ describe('topic names, as Kafka checks them', () => {
     expect(errors(stateful, { topicPrefix: 'p'.repeat(205) })).toEqual([
       { path: 'id', message: expect.stringContaining('which must be at most 249 characters') },
       { path: 'id', message: expect.stringContaining('which must be at most 249 characters') },
+    ]);
+  });
+});
+
+describe('windows that would stall a replica', () => {
+  it('refuses a slide that puts an event in more than 10,000 windows, and durations past a century', () => {
+    expect(
+      validateDefinition(
+        pipeline(window({ window_type: 'sliding', size_seconds: 86400, slide_seconds: 0.001 })),
+      ).errors,
+    ).toEqual([
+      {
+        path: 'operators[0].config.slide_seconds',
+        message: expect.stringContaining('puts each event in 86400000 windows; at most 10000'),
+      },
+    ]);
+    expect(
+      validateDefinition(
+        pipeline(window({ window_type: 'sliding', size_seconds: 600, slide_seconds: 0.06 })),
+      ).valid,
+    ).toBe(true);
+    expect(
+      validateDefinition(pipeline(window({ window_type: 'tumbling', size_seconds: 1e308 }))).errors,
+    ).toEqual([
+      {
+        path: 'operators[0].config.size_seconds',
+        message: 'must be at most 3153600000 (100 years)',
+      },
+    ]);
+  });
+
+  it('reports problems of a very deep document without overflowing', () => {
+    let value: unknown = 1;
+    for (let i = 0; i < 20_000; i++) value = [value];
+    const deep = {
+      name: 'deep',
+      output: '..',
+      operators: [{ type: 'filter', field: 'a', op: 'eq', value }],
+      colour: 1,
+    };
+    expect(validateDefinition(deep).errors.map((e) => e.path)).toEqual(['output', 'colour']);
+  });
+});
+
+describe('a prefix with dots', () => {
+  it("still recognizes the pipelines' internal topics under it", () => {
+    const options = { topicPrefix: 'team.a' };
+    expect(
+      validateDefinition(
+        {
+          name: 'p',
+          operators: [],
+          output: 'team.a.6f1c2a9e-3b7d-4c1e-9a55-0d2f7e8b9c10.changelog',
+        },
+        options,
+      ).errors,
+    ).toEqual([
+      { path: 'output', message: expect.stringContaining("a pipeline's internal topic") },
     ]);
   });
 });

@@ -332,3 +332,16 @@ output: daily_revenue
     expect(formatOfContentType(undefined)).toBe('json');
   });
 });
+
+describe('parseDefinitionText, a YAML list', () => {
+  it('is several definitions, as a JSON array is (what `sluice get -o yaml` prints)', () => {
+    const parsed = parseDefinitionText('- name: a\n  output: x\n- name: b\n  output: y\n', 'yaml');
+    expect(parsed).toEqual({
+      ok: true,
+      documents: [
+        { name: 'a', output: 'x' },
+        { name: 'b', output: 'y' },
+      ],
+    });
+  });
+});

@@ -22,3 +22,16 @@ describe('isPermanentRefusal', () => {
     expect(isPermanentRefusal(new Error('ECONNREFUSED'))).toBe(false);
   });
 });
+
+describe('isPermanentRefusal, for what a cluster mends', () => {
+  it('does not refuse a replication factor the cluster lacks while a broker is down', () => {
+    expect(isPermanentRefusal(protocol('INVALID_REPLICATION_FACTOR', false))).toBe(false);
+  });
+
+  it('refuses an aggregate only when every error in it is permanent', () => {
+    const mixed = {
+      errors: [protocol('INVALID_TOPIC_EXCEPTION', false), protocol('LEADER_NOT_AVAILABLE', true)],
+    };
+    expect(isPermanentRefusal(mixed)).toBe(false);
+  });
+});

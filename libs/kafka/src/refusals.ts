@@ -9,9 +9,9 @@ const PERMANENT = new Set([
   'INVALID_RECORD',
   'POLICY_VIOLATION',
   'INVALID_CONFIG',
-  'INVALID_PARTITIONS',
-  'INVALID_REPLICATION_FACTOR',
 ]);
+// Not here: INVALID_REPLICATION_FACTOR and INVALID_PARTITIONS, which a cluster answers while a
+// broker is down (fewer brokers than the default replication), and mends when it is back.
 
 interface ErrorLike {
   type?: unknown;
@@ -20,13 +20,18 @@ interface ErrorLike {
   cause?: unknown;
 }
 
-/** Whether `error` (or one it aggregates or wraps, as kafkajs does) is a permanent refusal. */
+/**
+ * Whether `error` is a permanent refusal: its own type is one, or what it wraps is (kafkajs
+ * wraps the last error when retries run out), or every error it aggregates is one (a retriable
+ * one among them may yet pass, so the request is tried again).
+ */
 export function isPermanentRefusal(error: unknown, depth = 0): boolean {
   if (error === null || typeof error !== 'object' || depth > 4) return false;
   const e = error as ErrorLike;
   if (PERMANENT.has(String(e.type))) return true;
-  const nested = [...(Array.isArray(e.errors) ? e.errors : []), e.originalError, e.cause];
-  return nested.some((inner) => isPermanentRefusal(inner, depth + 1));
+  if (Array.isArray(e.errors) && e.errors.length > 0)
+    return e.errors.every((inner) => isPermanentRefusal(inner, depth + 1));
+  return [e.originalError, e.cause].some((inner) => isPermanentRefusal(inner, depth + 1));
 }
 
 /** The broker's words for a refusal: the nested error that says why, else the error's own. */

@@ -1,4 +1,4 @@
-// AllSource sends its Option fields as null; they run as AllSource runs them (docs/design.md §9).
+// AllSource sends its Option fields as null; they run as AllSource runs them (docs/design.md §2).
 import { validateDefinition } from '@sluice/contracts';
 import type { PipelineDefinition, ReduceResult, WindowResult } from '@sluice/contracts';
 

@@ -191,7 +191,7 @@ function compileStateful(
     };
   }
   const sizeMs = Math.round(config.size_seconds! * SECOND);
-  // A null slide is AllSource's "slide by the size" (docs/design.md §9).
+  // A null slide is AllSource's "slide by the size" (docs/design.md §2).
   const slideMs =
     config.window_type === 'sliding' ? Math.round(slideSecondsOf(config)! * SECOND) : sizeMs;
   return {

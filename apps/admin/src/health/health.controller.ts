@@ -30,8 +30,8 @@ export class HealthController {
    */
   @Get('ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
-    const refused = this.database.ready
-      ? this.relay.refused().catch((): RefusedRecord[] => [])
+    const refused: Promise<RefusedRecord[]> = this.database.ready
+      ? within(this.relay.refused(), CHECK_TIMEOUT_MS).catch(() => [])
       : Promise.resolve([]);
     const [postgres, kafka] = await Promise.all([
       check(async () => {
@@ -50,6 +50,16 @@ export class HealthController {
       outbox: { refused: await refused },
     };
   }
+}
+
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {

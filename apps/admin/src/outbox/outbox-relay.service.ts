@@ -49,6 +49,9 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     this.loop = this.run();
   }
 
+  /** Set by a refusal: the gauge of refused records is counted again after the batch. */
+  private refusedSince = true;
+
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     this.wake();
@@ -68,6 +71,10 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
       try {
         await this.database.connect();
         const outcome = await this.publishBatch();
+        if (this.refusedSince) {
+          this.refusedSince = false;
+          await this.refused().catch(() => (this.refusedSince = true));
+        }
         if (outcome.error) throw outcome.error;
         published = outcome.published;
         if (failures > 0) this.logger.log(`publishing again after ${failures} failed attempt(s)`);
@@ -126,21 +133,21 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
 
   /** The refused records whose pipeline has sent nothing newer (for /health/ready). */
   async refused(limit = 20): Promise<RefusedRecord[]> {
-    const rows: Array<{
-      id: string;
-      pipeline_id: string;
-      last_error: string | null;
-      refused_at: Date;
-    }> = await this.database.query((manager) =>
-      manager.query(
-        `SELECT o.id, o.pipeline_id, o.last_error, o.refused_at FROM outbox o
-           WHERE o.refused_at IS NOT NULL AND NOT EXISTS (
-             SELECT 1 FROM outbox n WHERE n.pipeline_id = o.pipeline_id AND n.id > o.id AND n.sent_at IS NOT NULL)
-           ORDER BY o.id DESC LIMIT $1`,
-        [limit],
-      ),
+    // Refused, and not superseded by a newer record of the same pipeline that was sent.
+    const standing = `FROM outbox o WHERE o.refused_at IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM outbox n WHERE n.pipeline_id = o.pipeline_id AND n.id > o.id AND n.sent_at IS NOT NULL)`;
+    const [rows, [{ count }]] = await this.database.query((manager) =>
+      Promise.all([
+        manager.query(
+          `SELECT o.id, o.pipeline_id, o.last_error, o.refused_at ${standing} ORDER BY o.id DESC LIMIT $1`,
+          [limit],
+        ) as Promise<
+          Array<{ id: string; pipeline_id: string; last_error: string | null; refused_at: Date }>
+        >,
+        manager.query(`SELECT count(*)::int AS count ${standing}`) as Promise<[{ count: number }]>,
+      ]),
     );
-    this.metrics.outboxRefused.set(rows.length);
+    this.metrics.outboxRefused.set(count);
     return rows.map((row) => ({
       id: String(row.id),
       pipeline_id: row.pipeline_id,
@@ -200,6 +207,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async refuse(manager: EntityManager, row: OutboxRow, reason: string): Promise<void> {
+    this.refusedSince = true;
     this.logger.error(
       `Kafka refused outbox record ${row.id} of pipeline ${row.pipeline_id} for good (${reason}); it is passed over`,
     );

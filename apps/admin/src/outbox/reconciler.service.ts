@@ -73,9 +73,21 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             .getRepository(OutboxRow)
             .createQueryBuilder('o')
             .select('o.pipeline_id', 'id')
-            .where('o.sent_at IS NULL')
+            .where('o.sent_at IS NULL AND o.refused_at IS NULL')
             .getRawMany<{ id: string }>()
         ).map((r) => r.id),
+      );
+      // A version Kafka refused for good is not queued again at every start: only a newer one.
+      const refused = new Set(
+        (
+          await manager.query(
+            `SELECT pipeline_id, payload->>'version' AS version, payload->>'reset_generation' AS generation
+             FROM outbox WHERE refused_at IS NOT NULL AND payload IS NOT NULL`,
+          )
+        ).map(
+          (r: { pipeline_id: string; version: string; generation: string }) =>
+            `${r.pipeline_id}/${r.version}/${r.generation}`,
+        ),
       );
       const queue: Array<Pick<OutboxRow, 'pipeline_id' | 'payload'>> = [];
       const known = new Set<string>();
@@ -86,9 +98,10 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         if (row.deleted_at !== null) {
           if (published) queue.push({ pipeline_id: row.id, payload: null });
         } else if (
-          !published ||
-          published.version !== row.version ||
-          published.reset_generation !== row.reset_generation
+          (!published ||
+            published.version !== row.version ||
+            published.reset_generation !== row.reset_generation) &&
+          !refused.has(`${row.id}/${row.version}/${row.reset_generation}`)
         ) {
           queue.push({ pipeline_id: row.id, payload: storedPipelineOf(row) });
         }

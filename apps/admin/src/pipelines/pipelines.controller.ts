@@ -163,7 +163,8 @@ export class PipelinesController {
     else if (events.length > MAX_PREVIEW_EVENTS)
       issues.push({ path: 'events', message: `must hold at most ${MAX_PREVIEW_EVENTS} events` });
     issues.push(...lookupTableIssues(tables));
-    const validation = validateDefinition(pipeline, this.rules);
+    // A pipeline read with GET previews as its definition: the read-only fields are the admin's.
+    const validation = validateDefinition(splitStoredFields(pipeline).definition, this.rules);
     if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
     if (issues.length > 0 || !validation.valid) {
       throw new DomainError(
@@ -206,7 +207,7 @@ export class PipelinesController {
     @Headers('x-sluice-actor') actor: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PipelineSummary> {
-    checkedId(id);
+    id = checkedId(id);
     const document = bodyDocument(body);
     if (
       document !== null &&

@@ -80,6 +80,7 @@ export class PipelinesService {
         deleted_at: null,
       });
       await manager.getRepository(PipelineRow).save(row);
+      await writeDefinition(manager, row);
       await this.record(manager, row, 'created', actor, now);
       return { created: true, pipeline: storedPipelineOf(row) };
     });
@@ -107,6 +108,7 @@ export class PipelinesService {
       row.version += 1;
       row.updated_at = now;
       await manager.getRepository(PipelineRow).save(row);
+      await writeDefinition(manager, row);
       await this.record(manager, row, 'updated', actor, now);
       return storedPipelineOf(row);
     });
@@ -210,6 +212,17 @@ export class PipelinesService {
   private async enqueue(manager: EntityManager, row: PipelineRow): Promise<void> {
     await enqueueOutbox(manager, row.id, row.deleted_at === null ? storedPipelineOf(row) : null);
   }
+}
+
+/**
+ * Writes the row's definition as it is, key order included: TypeORM compares json columns
+ * whatever their key order, and would skip a change that only reorders keys.
+ */
+async function writeDefinition(manager: EntityManager, row: PipelineRow): Promise<void> {
+  await manager.query(`UPDATE pipelines SET definition = $2 WHERE id = $1`, [
+    row.id,
+    JSON.stringify(row.definition),
+  ]);
 }
 
 /** Queues a record for `sluice.pipelines` (null: a tombstone) in the caller's transaction. */

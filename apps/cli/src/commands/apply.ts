@@ -38,10 +38,38 @@ export function planApply(
     }
     const current = candidates[0];
     if (!current) return { kind: 'create', document };
+    const readAt = document.stored['version'];
+    if (readAt !== undefined && readAt !== current.version) {
+      throw new CliError(
+        `${document.origin}: pipeline/${document.definition.name} was read at version ${String(readAt)}, and is at version ${current.version} now; get it again (or remove version) and apply`,
+      );
+    }
     return sameDefinition(current, { ...document.definition, id: current.id })
       ? { kind: 'unchanged', document, current }
       : { kind: 'update', document, current };
   });
+}
+
+/**
+ * The admin's own answer for every document that would change something, before anything does:
+ * its rules may be wider than the offline ones (its topic prefix, its processors' sources).
+ */
+async function validateWithAdmin(admin: AdminClient, actions: readonly ApplyAction[]) {
+  const problems: string[] = [];
+  for (const action of actions) {
+    if (action.kind === 'unchanged') continue;
+    const { body } = await admin.request<{
+      valid: boolean;
+      errors: Array<{ path: string; message: string }>;
+    }>('POST', '/pipelines/validate', { body: action.document.document });
+    for (const error of body.valid ? [] : body.errors)
+      problems.push(`${action.document.origin}: ${error.path}: ${error.message}`);
+  }
+  if (problems.length > 0)
+    throw new CliError(
+      `the admin refuses ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was changed`,
+      problems,
+    );
 }
 
 export async function runApply(
@@ -51,6 +79,7 @@ export async function runApply(
   out: Printer,
 ): Promise<void> {
   const actions = planApply(documents, await listPipelines(admin));
+  await validateWithAdmin(admin, actions);
   const suffix = options.dryRun ? ' (dry run)' : '';
   for (const action of actions) {
     const name = `pipeline/${action.document.definition.name}`;

@@ -41,7 +41,17 @@ export function readDefinitionDocuments(
   const documents: DefinitionDocument[] = [];
   const problems: FileProblem[] = [];
   for (const path of paths.flatMap((p) => expandPath(p, options.recursive ?? false))) {
-    const text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
+    let text: string;
+    try {
+      text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
+    } catch (error) {
+      // Unreadable (permissions, a vanished file): a problem of that file, not the end of the run.
+      problems.push({
+        file: displayName(path),
+        line: `${displayName(path)}: cannot be read: ${(error as Error).message}`,
+      });
+      continue;
+    }
     const format: DefinitionFormat = extname(path).toLowerCase() === '.json' ? 'json' : 'yaml';
     const parsed = parseDefinitionText(text, format);
     if (!parsed.ok) {

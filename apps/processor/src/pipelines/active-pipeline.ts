@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import { changelogTopic, lateTopic, repartitionTopic } from '@sluice/contracts';
+import { canonicalJson, changelogTopic, lateTopic, repartitionTopic } from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
 import { emptyCounters } from '@sluice/operators';
 import type { CompiledPipeline, PipelineCounters } from '@sluice/operators';
@@ -56,7 +56,9 @@ export function activePipeline(
 
 /** What the state depends on: the reset generation, the operators, the event types, the creation. */
 export function stateEpoch(stored: StoredPipeline): string {
-  const meaning = JSON.stringify([
+  // Canonical (sorted keys): definitions keep the key order they were written in, and a
+  // reordered but equal definition must not throw the state away.
+  const meaning = canonicalJson([
     stored.operators,
     [...stored.source_event_types].sort(),
     stored.created_at,

@@ -5,7 +5,8 @@
 // topics cannot be made, a lookup table cannot be read, it breaks this replica's rules) parks
 // that pipeline alone: it is reported failed with the reason (stats), retried with back-off
 // unless only a newer definition can mend it, and every other pipeline and change goes on.
-// While parked, a pipeline's earlier definition, if it had one, keeps running.
+// While a change is retried, the pipeline's earlier definition, if it had one, keeps running; a
+// definition that breaks this replica's rules stops the pipeline until a newer one.
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -118,10 +119,14 @@ export class DefinitionApplier {
           : String(error);
       this.parked.set(id, { id, ...generationOf(change), error: reason, attempts });
       if (change.kind === 'invalid') {
+        // Stopped everywhere alike: a replica started now sees only this record (the topic is
+        // compacted) and could not run the earlier definition that others still would.
+        this.options.pipelines.delete(id);
         logger.error(
           { pipeline_id: id, reason },
-          'a definition this replica cannot run; the pipeline is parked until a newer one',
+          'a definition this replica cannot run; the pipeline is stopped and parked until a newer one',
         );
+        await this.options.onApplied().catch(() => undefined);
         return;
       }
       const retryInMs = backoffDelay(attempts, FAILURE_BACKOFF);
@@ -167,7 +172,13 @@ export class DefinitionApplier {
     await this.ensurePipelineTopics(next, partitions);
     pipelines.set(next);
     logger.info(
-      { pipeline_id: change.id, change: change.kind, version: stored.version, epoch: next.epoch },
+      {
+        pipeline_id: change.id,
+        change: change.kind,
+        version: stored.version,
+        epoch: next.epoch,
+        ...(change.kind === 'updated' ? { state: change.freshState ? 'reset' : 'kept' } : {}),
+      },
       `pipeline ${change.kind}`,
     );
   }

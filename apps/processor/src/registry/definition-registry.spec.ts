@@ -74,6 +74,20 @@ describe('DefinitionRegistry', () => {
     expect(registry.apply(ID, record({ version: 3 })).kind).toBe('updated');
   });
 
+  it('keeps state when a definition only reorders its keys', () => {
+    const registry = new DefinitionRegistry();
+    registry.apply(ID, record({ version: 1 }));
+    const reordered = dailyRevenueDefinition().operators.map((operator) =>
+      Object.fromEntries(Object.entries(operator).reverse()),
+    );
+    expect(
+      registry.apply(
+        ID,
+        record({ version: 2, operators: reordered as StoredPipeline['operators'] }),
+      ),
+    ).toMatchObject({ kind: 'updated', freshState: false });
+  });
+
   it('skips malformed and invalid records with a reason instead of failing', () => {
     const registry = new DefinitionRegistry();
     expect(registry.apply(ID, '{not json')).toEqual({
@@ -98,6 +112,8 @@ describe('DefinitionRegistry', () => {
       kind: 'ignored',
       reason: 'version and reset_generation must be integers',
     });
+    // Its last record was invalid here: the tombstone ends the parked pipeline all the same.
+    expect(registry.apply(ID, null)).toEqual({ kind: 'deleted', id: ID });
     expect(registry.apply(ID, null)).toMatchObject({
       kind: 'ignored',
       reason: 'tombstone for an unknown pipeline',

@@ -1,7 +1,7 @@
 // The processor's view of `sluice.pipelines` (docs/design.md §5): every record is applied in log order,
 // validated and compiled once. Records are never trusted blindly: a malformed or invalid one is
 // reported and skipped, and a record older than what is known (a re-sent outbox row) is ignored.
-import { splitStoredFields, validateDefinition } from '@sluice/contracts';
+import { canonicalJson, splitStoredFields, validateDefinition } from '@sluice/contracts';
 import type { DefinitionValidationOptions, StoredPipeline } from '@sluice/contracts';
 import { compilePipeline } from '@sluice/operators';
 import type { CompiledPipeline, CompileOptions } from '@sluice/operators';
@@ -33,6 +33,8 @@ export interface RegistryOptions extends CompileOptions {
 
 export class DefinitionRegistry {
   private readonly pipelines = new Map<string, RegisteredPipeline>();
+  /** Ids whose latest record was invalid here: their tombstone is a delete all the same. */
+  private readonly invalid = new Set<string>();
 
   constructor(private readonly options: RegistryOptions = {}) {}
 
@@ -52,6 +54,7 @@ export class DefinitionRegistry {
   apply(id: string, value: string | null): RegistryChange {
     const known = this.pipelines.get(id);
     if (value === null) {
+      if (this.invalid.delete(id) && !known) return { kind: 'deleted', id };
       if (!known) return { kind: 'ignored', id, reason: 'tombstone for an unknown pipeline' };
       this.pipelines.delete(id);
       return { kind: 'deleted', id };
@@ -61,6 +64,7 @@ export class DefinitionRegistry {
       if (!parsed.generation) return { kind: 'ignored', id, reason: parsed.reason };
       if (known && !isNewer(parsed.generation, known.stored))
         return { kind: 'ignored', id, reason: `an older invalid record: ${parsed.reason}` };
+      this.invalid.add(id);
       return { kind: 'invalid', id, ...parsed.generation, reason: parsed.reason };
     }
     const stored = parsed.stored;
@@ -74,6 +78,7 @@ export class DefinitionRegistry {
     }
     const pipeline = { stored, compiled: compilePipeline({ ...stored, id }, this.options) };
     this.pipelines.set(id, pipeline);
+    this.invalid.delete(id);
     if (!known) return { kind: 'created', id, pipeline };
     if (stored.reset_generation > known.stored.reset_generation)
       return { kind: 'reset', id, pipeline };
@@ -137,5 +142,5 @@ function isNewer(candidate: Generation, current: Generation): boolean {
 
 /** What decides a pipeline's state: its operators and the events it reads. */
 function semantics(stored: StoredPipeline): string {
-  return JSON.stringify([stored.operators, [...stored.source_event_types].sort()]);
+  return canonicalJson([stored.operators, [...stored.source_event_types].sort()]);
 }
