@@ -73,6 +73,11 @@ export async function watchCommitted(
 ): Promise<{ seen: Array<{ at: number; value: string }>; stop: () => Promise<void> }> {
   const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 10, readUncommitted: false });
   const seen: Array<{ at: number; value: string }> = [];
+  // Results are timed when they arrive: the watcher must have joined its group before any is
+  // sent, or the first ones would wait for the join.
+  const joined = new Promise<void>((resolve) =>
+    consumer.on(consumer.events.GROUP_JOIN, () => resolve()),
+  );
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
@@ -82,6 +87,7 @@ export async function watchCommitted(
         seen.push({ at, value: message.value?.toString() ?? '' });
     },
   });
+  await joined;
   return { seen, stop: () => consumer.disconnect() };
 }
 
