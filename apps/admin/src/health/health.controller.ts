@@ -63,21 +63,10 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
-          CHECK_TIMEOUT_MS,
-        );
-      }),
-    ]);
+    await within(probe(), CHECK_TIMEOUT_MS);
     return { ok: true };
   } catch (error) {
     return { ok: false, error: (error as Error).message };
-  } finally {
-    clearTimeout(timer);
   }
 }
