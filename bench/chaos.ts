@@ -68,7 +68,9 @@ const BROKER_RESTART_AT = Number(args['broker-restart-at']);
 const ENTITIES = Number(args.entities ?? Math.max(20, Math.round(N / 2500)));
 const BROKERS = Number(args.brokers);
 const BROKER_KILL_EVERY_MS = Number(args['broker-kill-every'] ?? (BROKERS > 1 ? 30 : 0)) * 1000;
-const MIN_BROKER_KILLS = Number(args['min-broker-kills'] ?? (BROKERS > 1 ? 5 : 0));
+const MIN_BROKER_KILLS = Number(
+  args['min-broker-kills'] ?? (BROKERS > 1 && BROKER_KILL_EVERY_MS > 0 ? 5 : 0),
+);
 const FREEZE_EVERY_MS = Number(args['freeze-every']) * 1000;
 const SESSION_TIMEOUT_MS = 6000;
 const OUT = args.out ?? join(RESULTS, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`);
@@ -185,15 +187,19 @@ class Chaos {
   /** Every KILL_EVERY_MS: a random running replica gets SIGKILL and is started again. */
   startKilling(): () => Promise<void> {
     const timer = setInterval(() => {
-      this.killing = this.killing.then(async () => {
-        const candidates = this.replicas.filter((replica) => replica.running);
-        const victim = candidates[Math.floor(Math.random() * candidates.length)];
-        if (!victim) return;
-        await victim.stop('SIGKILL');
-        this.kills.push({ at: elapsed(), replica: victim.name });
-        log(`[${elapsed()} s] killed ${victim.name} (SIGKILL) and restarted it`);
-        victim.start();
-      });
+      this.killing = this.killing
+        .then(async () => {
+          const candidates = this.replicas.filter((replica) => replica.running);
+          const victim = candidates[Math.floor(Math.random() * candidates.length)];
+          if (!victim) return;
+          await victim.stop('SIGKILL');
+          this.kills.push({ at: elapsed(), replica: victim.name });
+          log(`[${elapsed()} s] killed ${victim.name} (SIGKILL) and restarted it`);
+          victim.start();
+        })
+        .catch(
+          (error: Error) => void log(`[${elapsed()} s] killing a replica failed: ${error.message}`),
+        );
     }, KILL_EVERY_MS);
     return async () => {
       clearInterval(timer);
@@ -207,15 +213,20 @@ class Chaos {
     const freezeMs = SESSION_TIMEOUT_MS + 4000;
     let freezing: Promise<void> = Promise.resolve();
     const timer = setInterval(() => {
-      freezing = freezing.then(async () => {
-        const candidates = this.replicas.filter((replica) => replica.running);
-        const victim = candidates[Math.floor(Math.random() * candidates.length)];
-        if (!victim) return;
-        const at = elapsed();
-        log(`[${at} s] freezing ${victim.name} (SIGSTOP) for ${freezeMs / 1000} s`);
-        await victim.freeze(freezeMs);
-        this.freezes.push({ at, replica: victim.name, seconds: freezeMs / 1000 });
-      });
+      freezing = freezing
+        .then(async () => {
+          const candidates = this.replicas.filter((replica) => replica.running);
+          const victim = candidates[Math.floor(Math.random() * candidates.length)];
+          if (!victim) return;
+          const at = elapsed();
+          log(`[${at} s] freezing ${victim.name} (SIGSTOP) for ${freezeMs / 1000} s`);
+          await victim.freeze(freezeMs);
+          this.freezes.push({ at, replica: victim.name, seconds: freezeMs / 1000 });
+        })
+        .catch(
+          (error: Error) =>
+            void log(`[${elapsed()} s] freezing a replica failed: ${error.message}`),
+        );
     }, FREEZE_EVERY_MS);
     return async () => {
       clearInterval(timer);
@@ -227,18 +238,23 @@ class Chaos {
   startKillingBrokers(): () => Promise<void> {
     if (BROKER_KILL_EVERY_MS === 0) return async () => undefined;
     const timer = setInterval(() => {
-      this.brokerChanges = this.brokerChanges.then(async () => {
-        const node = 1 + Math.floor(Math.random() * BROKERS);
-        const at = elapsed();
-        const down = Date.now();
-        await this.broker.kill(node);
-        log(`[${at} s] killed broker node ${node} (SIGKILL)`);
-        await sleep(3000);
-        await this.broker.up();
-        const downSeconds = Math.round((Date.now() - down) / 100) / 10;
-        this.brokerKills.push({ at, node, downSeconds });
-        log(`[${elapsed()} s] broker node ${node} back after ${downSeconds} s`);
-      });
+      this.brokerChanges = this.brokerChanges
+        .then(async () => {
+          const node = 1 + Math.floor(Math.random() * BROKERS);
+          const at = elapsed();
+          const down = Date.now();
+          await this.broker.kill(node);
+          log(`[${at} s] killed broker node ${node} (SIGKILL)`);
+          await sleep(3000);
+          await this.broker.up();
+          const downSeconds = Math.round((Date.now() - down) / 100) / 10;
+          this.brokerKills.push({ at, node, downSeconds });
+          log(`[${elapsed()} s] broker node ${node} back after ${downSeconds} s`);
+        })
+        .catch(
+          (error: Error) =>
+            void log(`[${elapsed()} s] killing a broker node failed: ${error.message}`),
+        );
     }, BROKER_KILL_EVERY_MS);
     return async () => {
       clearInterval(timer);
@@ -390,12 +406,14 @@ async function main(): Promise<void> {
     seed: Number(args.seed),
   });
   let report: ChaosReport | undefined;
+  const stoppers: Array<() => Promise<void>> = [];
   try {
     await chaos.start(definitions);
     const produceStarted = Date.now();
     const stopKilling = chaos.startKilling();
     const stopFreezing = chaos.startFreezing();
     const stopKillingBrokers = chaos.startKillingBrokers();
+    stoppers.push(stopKilling, stopFreezing, stopKillingBrokers);
     let brokerRestarted = false;
     await chaos.produce(events, async (sent) => {
       if (!brokerRestarted && sent >= N * BROKER_RESTART_AT) {
@@ -461,6 +479,8 @@ async function main(): Promise<void> {
       ok: false,
     };
   } finally {
+    // The chaos stops before the cleanup: no replica or broker may be started again after it.
+    await Promise.all(stoppers.map((stop) => stop().catch(() => undefined)));
     const failed = report === undefined || problems(report).length > 0;
     await chaos.stop(failed).catch((error: Error) => log(`cleanup: ${error.message}`));
   }

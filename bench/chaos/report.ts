@@ -79,7 +79,7 @@ export function writeReport(
           `- ${report.freezes.length} replicas frozen (SIGSTOP) past their session timeout, then resumed`,
         ]
       : []),
-    `- ${report.brokers === 1 ? 'one broker' : `${report.brokers} broker nodes (replication 3, min ISR 2)`}; ${report.brokerKills.length} broker SIGKILLs, each followed by a restart${report.brokerKills.length > 0 ? ` (down ${Math.min(...report.brokerKills.map((k) => k.downSeconds))}-${Math.max(...report.brokerKills.map((k) => k.downSeconds))} s)` : ''}`,
+    `- ${report.brokers === 1 ? 'one broker' : `${report.brokers} broker nodes (replication ${Math.min(3, report.brokers)}, min ISR ${report.brokers < 3 ? 1 : 2})`}; ${report.brokerKills.length} broker SIGKILLs, each followed by a restart${report.brokerKills.length > 0 ? ` (down ${Math.min(...report.brokerKills.map((k) => k.downSeconds))}-${Math.max(...report.brokerKills.map((k) => k.downSeconds))} s)` : ''}`,
     `- ${report.brokers === 1 ? 'the broker' : 'the whole cluster'} restarted once (a controlled shutdown) at ${report.brokerRestart?.at ?? '—'} s (back after ${report.brokerRestart?.downSeconds ?? '—'} s)`,
     `- produced in ${report.produceSeconds.toFixed(1)} s; every record committed ${report.settleSeconds.toFixed(1)} s after the chaos stopped; ${report.totalSeconds.toFixed(0)} s in all`,
     `- dead-lettered: ${report.deadLetters}`,

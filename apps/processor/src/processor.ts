@@ -217,6 +217,7 @@ export class Processor {
       kafka: this.kafka,
       admin: this.admin,
       consumerGroup: this.config.consumerGroup,
+      topicPrefix: this.config.topicPrefix,
       logger: this.logger,
       metrics: this.metrics,
       commitIntervalMs: this.config.commitIntervalMs,

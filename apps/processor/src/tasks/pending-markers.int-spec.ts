@@ -56,7 +56,7 @@ describe('a commit whose markers are pending when its partition changes hands', 
     broker.destroy();
   });
 
-  it('is waited for, then restored whole: nothing redone, nothing lost', async () => {
+  it('is waited for by the fence, then restored whole, and the task resumes after it', async () => {
     const validated = validateDefinition(
       dailyRevenueDefinition({ id: '00000000-0000-4000-8000-0000000000a1', output: 'pending.out' }),
       { topicPrefix: PREFIX },
@@ -144,6 +144,7 @@ describe('a commit whose markers are pending when its partition changes hands', 
         kafka,
         admin,
         consumerGroup: GROUP,
+        topicPrefix: PREFIX,
         logger,
         metrics: metrics(),
         commitIntervalMs: 100,
@@ -153,17 +154,27 @@ describe('a commit whose markers are pending when its partition changes hands', 
       { acknowledged: undefined },
       pipeline.id,
     );
+    // When the new owner's fence (its InitProducerId) is answered: that is what must wait.
+    let fencedAt = 0;
+    const fence = TaskProducer.prototype.fence;
+    const spy = jest.spyOn(TaskProducer.prototype, 'fence').mockImplementation(async function (
+      this: TaskProducer,
+    ) {
+      await fence.call(this);
+      fencedAt = Date.now();
+    });
     let resumedAt = 0;
     const resumed = task.resume().then((position) => {
       resumedAt = Date.now();
       return position;
     });
     await sleep(5000);
-    expect(resumedAt).toBe(0); // still waiting on the broker while the commit is pending
-    const releasedAt = Date.now();
+    // Still waiting: the fence is not answered while the commit is pending.
+    expect([fencedAt, resumedAt]).toEqual([0, 0]);
     broker.up(); // the node is back: the ISR grows, the marker is written, the commit completes
     expect(await resumed).toBe('20');
-    expect(resumedAt).toBeGreaterThanOrEqual(releasedAt);
+    expect(fencedAt).toBeGreaterThan(0);
+    spy.mockRestore();
     expect(task.stateSize()).toBe(5);
     expect(task.stateSize()).toBe(stage.size());
     await task.close();

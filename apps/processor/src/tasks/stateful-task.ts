@@ -82,16 +82,11 @@ export class StatefulTask extends Task {
     );
   }
 
-  protected async writtenPartitions() {
+  protected writtenPartitions() {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
-    if (!pipeline) return [];
-    const written = await this.partitionsOf([pipeline.topics.output, pipeline.topics.late]);
-    return [...written, { topic: pipeline.topics.changelog!, partitions: [this.partition] }];
-  }
-
-  protected override restoredPartition() {
-    const changelog = this.stateful.pipelines.get(this.pipelineId)?.topics.changelog;
-    return changelog ? { topic: changelog, partition: this.partition } : undefined;
+    const topics = pipeline ? [pipeline.topics.output, pipeline.topics.late] : [];
+    // The changelogs and repartition topics under the prefix come with partitionsOf.
+    return this.partitionsOf(topics);
   }
 
   protected refresh(): void {

@@ -110,23 +110,17 @@ export class TaskProducer {
   }
 
   /**
-   * Settles a transaction of this id that hangs: its records have no marker though the
-   * coordinator holds it complete (seen after a single-node broker's controlled shutdown; see
-   * README, Known issues), so only a marker of this producer id can end it. One record to each
-   * of `partitions` (and the offset, when given, so that the group's pending commit is in the
-   * transaction too), then `end`: an abort discards the hanging records and the pending offset;
-   * a commit makes them visible (they belong to a committed offset).
+   * Aborts a transaction of this id that hangs: its records have no marker though the
+   * coordinator holds it complete, so only a marker of this producer id can end it. One record
+   * to each of `requests`' partitions and the offset (so that the group's pending commit is in
+   * the transaction too), then an abort: its markers discard the hanging records and offset.
    */
-  async settleHanging(
-    requests: TopicMessages[],
-    offset: OffsetToCommit | undefined,
-    end: 'abort' | 'commit',
-  ): Promise<void> {
+  async settleHanging(requests: TopicMessages[], offset: OffsetToCommit): Promise<void> {
     await this.idle();
     if (this.failure !== undefined) throw this.failure;
     const transaction = await this.current();
-    await transaction.sendBatch({ topicMessages: requests });
-    if (offset) {
+    try {
+      await transaction.sendBatch({ topicMessages: requests });
       await transaction.sendOffsets({
         consumerGroupId: offset.groupId,
         topics: [
@@ -136,10 +130,11 @@ export class TaskProducer {
           },
         ],
       });
+    } finally {
+      // Aborted whether or not every write went through: what did is what the abort ends.
+      await transaction.abort();
+      this.transaction = undefined;
     }
-    if (end === 'abort') await transaction.abort();
-    else await transaction.commit();
-    this.transaction = undefined;
   }
 
   /** Resolves once every queued call has finished (whether or not it succeeded). */

@@ -12,7 +12,6 @@ import type { Admin, Kafka, Message, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import {
-  fetchPartitionEnds,
   fetchStableOffset,
   fetchTopicOffsets,
   isUnstableOffsetCommit,
@@ -30,6 +29,8 @@ export interface TaskContext {
   kafka: Kafka;
   admin: Admin;
   consumerGroup: string;
+  /** SLUICE_TOPIC_PREFIX: the pipelines' internal topics are under it. */
+  topicPrefix: string;
   logger: Logger;
   metrics: ProcessorMetrics;
   commitIntervalMs: number;
@@ -68,6 +69,15 @@ function sweepRecords(partitions: Array<{ topic: string; partitions: number[] }>
 
 /** A key no state, result or lookup uses: a restore reads it as the deletion of nothing. */
 const SWEEP_KEY = '~sluice-sweep';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A transaction of this task's id hangs, and settling it needs an operator. */
+export class HangingCommitError extends Error {
+  override readonly name = 'HangingCommitError';
+}
 
 export class CommitBehindError extends Error {
   override readonly name = 'CommitBehindError';
@@ -124,23 +134,33 @@ export abstract class Task {
   protected abstract refresh(): void;
   /** Every topic (and its partitions) this task may write to: what a hanging sweep covers. */
   protected abstract writtenPartitions(): Promise<Array<{ topic: string; partitions: number[] }>>;
-  /** Every partition of `topics` (those that exist), for writtenPartitions. */
+  /**
+   * Every partition of those of `topics` that exist, and of every pipeline's internal topics
+   * under the prefix (a deleted or parked pipeline's too), for writtenPartitions. A topic whose
+   * metadata cannot be read is left out: the sweep covers what it can.
+   */
   protected async partitionsOf(
     topics: readonly string[],
   ): Promise<Array<{ topic: string; partitions: number[] }>> {
-    if (topics.length === 0) return [];
-    const { topics: metadata } = await retryBroker(() =>
-      this.context.admin.fetchTopicMetadata({ topics: [...new Set(topics)] }),
+    const prefix = this.context.topicPrefix;
+    const existing = await retryBroker(() => this.context.admin.listTopics());
+    const internal = existing.filter((topic) =>
+      new RegExp(`^${escapeRegExp(prefix)}\\.[0-9a-f-]{36}\\.(repartition|changelog)$`).test(topic),
     );
-    return metadata.map(({ name, partitions }) => ({
-      topic: name,
-      partitions: partitions.map((p) => p.partitionId),
-    }));
-  }
-
-  /** The partition this task restores from, when it has one (a stateful task's changelog). */
-  protected restoredPartition(): { topic: string; partition: number } | undefined {
-    return undefined;
+    const wanted = [...new Set([...topics.filter((t) => existing.includes(t)), ...internal])];
+    const found: Array<{ topic: string; partitions: number[] }> = [];
+    for (const topic of wanted) {
+      try {
+        const { topics: metadata } = await this.context.admin.fetchTopicMetadata({
+          topics: [topic],
+        });
+        for (const { name, partitions } of metadata)
+          found.push({ topic: name, partitions: partitions.map((p) => p.partitionId) });
+      } catch (error) {
+        this.logger.warn({ err: error, topic }, 'a topic to sweep has no metadata; left out');
+      }
+    }
+    return found;
   }
 
   /** A string committed with the offset, atomically (the source's event time). */
@@ -186,7 +206,6 @@ export abstract class Task {
         this.dirty = false;
         await this.producer.fence();
         committed = await this.readCommittedAfterFence();
-        await this.settleRestoredPartition();
         await this.restoreState();
         this.syncedAt = committed?.offset ?? null;
       }
@@ -353,14 +372,17 @@ export abstract class Task {
   /**
    * After the fence, the coordinator holds every transaction of this id complete, and their
    * markers written: an offset commit of this partition still pending is one whose marker was
-   * never written (a hanging transaction). Only a marker of this producer id ends it: a
-   * transaction that writes to every partition the task may write to, the offset included, is
-   * aborted, which discards the hanging records and offset; the work is then redone from the
-   * offset committed before it.
+   * never written (a hanging transaction, as a single-node broker's controlled shutdown left
+   * one: README, Known issues). Only a marker of this producer id ends it. When nothing says it
+   * was committed (this replica had it acknowledged, or its offset would read), it is aborted
+   * by a transaction of this id writing to every partition the task may have written to, the
+   * offset included; the work is then redone from the offset committed before it. When this
+   * replica had it acknowledged, aborting would lose a commit: the task fails, saying so (an
+   * operator settles it: kafka-transactions find-hanging / abort).
    */
   private async readCommittedAfterFence(): Promise<CommittedOffset | undefined> {
     try {
-      return await fetchStableOffset(
+      await fetchStableOffset(
         this.context.admin,
         this.context.consumerGroup,
         this.topic,
@@ -368,50 +390,35 @@ export abstract class Task {
         undefined,
         false,
       );
+      return await this.readCommitted(); // stable: with the check against our own commits
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
+    }
+    if (this.memory.acknowledged !== undefined) {
+      throw new HangingCommitError(
+        `${this.key}: a commit acknowledged to this replica (offset ${this.memory.acknowledged}) hangs: its markers were never written; aborting it would lose it. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+      );
     }
     const partitions = await this.writtenPartitions();
     this.logger.warn(
       { topics: partitions.map((p) => p.topic) },
       'after fencing, a commit of this partition is still pending: a transaction of this task hangs (its markers were never written); aborting it with a marker of its own',
     );
-    await this.producer.settleHanging(
-      sweepRecords(partitions),
-      {
-        groupId: this.context.consumerGroup,
-        topic: this.topic,
-        partition: this.partition,
-        offset: '0',
-        metadata: undefined,
-      },
-      'abort',
-    );
-    return this.readCommitted();
-  }
-
-  /**
-   * The partition the task restores from must end in a stable offset (the restore checks it):
-   * after the fence and a stable offset read, records of this id still open there belong to a
-   * transaction the coordinator completed and whose offset is committed, but whose marker was
-   * never written; a commit of this producer id makes them what the coordinator says they are.
-   */
-  private async settleRestoredPartition(): Promise<void> {
-    const restored = this.restoredPartition();
-    if (!restored) return;
-    const end = (await fetchPartitionEnds(this.context.admin, restored.topic)).find(
-      (e) => e.partition === restored.partition,
-    );
-    if (!end || BigInt(end.stable) >= BigInt(end.high)) return;
-    this.logger.warn(
-      { topic: restored.topic, stable: end.stable, high: end.high },
-      'after fencing, the changelog still ends in an open transaction of this task: its commit marker was never written; committing it with a marker of its own',
-    );
-    await this.producer.settleHanging(
-      sweepRecords([{ topic: restored.topic, partitions: [restored.partition] }]),
-      undefined,
-      'commit',
-    );
+    await this.producer.settleHanging(sweepRecords(partitions), {
+      groupId: this.context.consumerGroup,
+      topic: this.topic,
+      partition: this.partition,
+      offset: '0',
+      metadata: undefined,
+    });
+    try {
+      return await this.readCommitted();
+    } catch (error) {
+      if (!isUnstableOffsetCommit(error)) throw error;
+      throw new HangingCommitError(
+        `${this.key}: the committed offset is still pending after this task aborted its own hanging transaction: another producer id's transaction hangs there. Settle it with kafka-transactions (find-hanging, then abort)`,
+      );
+    }
   }
 
   /** A partition's first offset: where the group starts reading it (`fromBeginning`). */
