@@ -41,7 +41,7 @@ export interface Findings {
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json =>
+export const isObject = (value: unknown): value is Json =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 const isNumber = (value: unknown): value is number =>
   typeof value === 'number' && Number.isFinite(value);
@@ -66,7 +66,12 @@ export function checkDefinition(input: unknown, context: DefinitionContext): Fin
   return findings;
 }
 
-function checkOperator(operator: Json, at: (path: Segments) => Segments, findings: Findings): void {
+/** One operator's own rules; `at` places a path under the operator in the document. */
+export function checkOperator(
+  operator: Json,
+  at: (path: Segments) => Segments,
+  findings: Findings,
+): void {
   const error = (path: Segments, message: string) =>
     findings.errors.push({ segments: at(path), message });
   switch (operator['type']) {

@@ -10,3 +10,5 @@ export type { DefinitionContext } from './definition-checks';
 export * from './stored-pipeline';
 export * from './topics';
 export * from './same-definition';
+export * from './graph-definition';
+export * from './validate-graph';

@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import type { ErrorObject } from 'ajv';
 
 import { checkDefinition } from './definition-checks';
-import type { Finding } from './definition-checks';
+import type { Finding, Findings } from './definition-checks';
 import type { PipelineDefinition, PipelineDefinitionInput } from './definition';
 import { OPERATOR_TYPES, PipelineDefinitionSchema } from './definition';
 import { inDocumentOrder } from './document-order';
@@ -23,7 +23,7 @@ export type DefinitionValidation =
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const ajv = new Ajv({ allErrors: true, discriminator: true, verbose: true, strict: true });
+export const ajv = new Ajv({ allErrors: true, discriminator: true, verbose: true, strict: true });
 ajv.addFormat('uuid', UUID);
 ajv.addVocabulary(['x-message']);
 const checkShape = ajv.compile<PipelineDefinitionInput>(PipelineDefinitionSchema);
@@ -45,19 +45,36 @@ export function validateDefinition(
     sourceTopics: options.sourceTopics ?? ['events'],
   };
   const shapeValid = checkShape(input);
-  const shape = shapeValid ? [] : shapeFindings(checkShape.errors ?? []);
-  const { errors: rules, warnings } = checkDefinition(input, context);
-  // Where the shape already names a field, a rule about it would say the same thing twice.
-  const named = new Set(shape.map((finding) => JSON.stringify(finding.segments)));
-  const findings = [...shape, ...rules.filter((f) => !named.has(JSON.stringify(f.segments)))];
-  const errors = issuesOf(inDocumentOrder(input, findings));
-  const warningIssues = issuesOf(inDocumentOrder(input, warnings));
-  if (!shapeValid || errors.length > 0) return { valid: false, errors, warnings: warningIssues };
+  const { errors, warnings } = reportOf(
+    input,
+    shapeValid ? [] : (checkShape.errors ?? []),
+    checkDefinition(input, context),
+  );
+  if (!shapeValid || errors.length > 0) return { valid: false, errors, warnings };
   return {
     valid: true,
     errors: [],
-    warnings: warningIssues,
+    warnings,
     definition: withDefaults(input as PipelineDefinitionInput),
+  };
+}
+
+/** The shape's problems and the rules' together, each once, in document order. */
+export function reportOf(
+  input: unknown,
+  shapeErrors: ErrorObject[],
+  rules: Findings,
+): { errors: ValidationIssue[]; warnings: ValidationIssue[] } {
+  const shape = shapeFindings(shapeErrors);
+  // Where the shape already names a field, a rule about it would say the same thing twice.
+  const named = new Set(shape.map((finding) => JSON.stringify(finding.segments)));
+  const findings = [
+    ...shape,
+    ...rules.errors.filter((f) => !named.has(JSON.stringify(f.segments))),
+  ];
+  return {
+    errors: issuesOf(inDocumentOrder(input, findings)),
+    warnings: issuesOf(inDocumentOrder(input, rules.warnings)),
   };
 }
 

@@ -31,3 +31,9 @@ export { DEFAULT_ENRICH_KEY, lookupTablesFrom, NO_LOOKUPS } from './stateless/en
 export type { LookupTables } from './stateless/enrich';
 export { FAILED, FILTERED, PASS, SKIPPED } from './step';
 export type { Verdict, WorkItem } from './step';
+export { GraphRun } from './graph/graph-run';
+export type { GraphRunOptions, GraphRunSink } from './graph/graph-run';
+export { LINEAR_SINK_ID, LINEAR_SOURCE_ID, planOfGraph, planOfLinear } from './graph/plan';
+export type { PipelinePlan, PlanInput, PlanSink, PlanSource, PlanTransform } from './graph/plan';
+export { runGraphReference } from './reference';
+export type { GraphReferenceResult, SinkOutput, SourcedEvent } from './reference';

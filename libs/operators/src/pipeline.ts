@@ -99,7 +99,7 @@ export function compilePipeline(
   };
 }
 
-function compileStep(
+export function compileStep(
   operator: Exclude<Operator, ReduceOperator | WindowOperator>,
   label: string,
   lookups: LookupTables,
@@ -149,7 +149,7 @@ function chain(steps: Step[]): (item: WorkItem) => Verdict {
 
 const SECOND = 1000;
 
-function compileStateful(
+export function compileStateful(
   pipelineId: string,
   operator: ReduceOperator | WindowOperator,
   label: string,
