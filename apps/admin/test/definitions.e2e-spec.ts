@@ -242,4 +242,94 @@ describe('definitions', () => {
     );
     expect((await api('GET', '/health/ready')).body['outbox']).toEqual({ refused: [] });
   });
+
+  it('validates and previews a graph definition, and refuses to store one yet', async () => {
+    const graph = {
+      version: 1,
+      name: 'revenue-by-route',
+      sources: [
+        { id: 'orders', topic: `${prefix}-orders`, event_types: ['order.placed'] },
+        { id: 'refunds', topic: `${prefix}-refunds`, event_types: ['order.refunded'] },
+      ],
+      transforms: [
+        {
+          id: 'router',
+          type: 'branch',
+          input: 'orders',
+          field: 'region',
+          branches: { uk: 'gbp', us: 'usd' },
+        },
+        {
+          id: 'daily',
+          type: 'window',
+          input: 'router.gbp',
+          config: { window_type: 'tumbling', size_seconds: 86400 },
+          aggregation: { type: 'reduce', field: 'total', function: 'sum' },
+        },
+      ],
+      sinks: [
+        { id: 'out', input: 'daily', topic: `${prefix}-daily-gbp` },
+        { id: 'us', input: 'router.usd', topic: `${prefix}-us` },
+        { id: 'refunds_out', input: 'refunds', topic: `${prefix}-refunds-copy` },
+      ],
+    };
+    const validated = await api('POST', '/api/v1/pipelines/validate', graph);
+    expect(validated.status).toBe(200);
+    expect(validated.body).toMatchObject({ valid: true, errors: [] });
+    expect(validated.body['warnings']).toEqual([
+      { path: 'sources', message: expect.stringContaining('runs only the linear form') },
+    ]);
+
+    const broken = {
+      ...graph,
+      sinks: [...graph.sinks, { id: 'loop', input: 'daily', topic: `${prefix}-orders` }],
+    };
+    const invalid = await api('POST', '/api/v1/pipelines/validate', broken);
+    expect(invalid.body['errors']).toEqual([
+      {
+        path: 'sinks[3].input',
+        message: expect.stringContaining('reads daily, which sinks[0] reads already'),
+      },
+      { path: 'sinks[3].topic', message: expect.stringContaining('feedback loop') },
+    ]);
+
+    const order = (day: string, region: string, total: number) => ({
+      id: randomUUID(),
+      event_type: 'order.placed',
+      entity_id: 'c1',
+      timestamp: `2026-11-${day}T10:00:00Z`,
+      payload: { region, total },
+    });
+    const preview = await api('POST', '/api/v1/pipelines/preview', {
+      pipeline: graph,
+      events: [
+        { source: 'orders', event: order('28', 'uk', 10) },
+        { source: 'orders', event: order('28', 'us', 3) },
+        { source: 'orders', event: order('28', 'uk', 5) },
+        { source: 'refunds', event: { ...order('28', 'uk', 2), event_type: 'order.refunded' } },
+      ],
+    });
+    expect(preview.status).toBe(200);
+    const sinks = preview.body['sinks'] as Record<
+      string,
+      { topic: string; results: Array<Record<string, unknown>> }
+    >;
+    expect(sinks['out']!.results.map((r) => [r['value'], r['route']])).toEqual([[15, 'gbp']]);
+    expect(
+      sinks['us']!.results.map((r) => (r['payload'] as Record<string, unknown>)['total']),
+    ).toEqual([3]);
+    expect(sinks['refunds_out']).toMatchObject({ topic: `${prefix}-refunds-copy` });
+    expect(sinks['refunds_out']!.results).toHaveLength(1);
+
+    const untagged = await api('POST', '/api/v1/pipelines/preview', {
+      pipeline: graph,
+      events: [order('28', 'uk', 1)],
+    });
+    expect(untagged.status).toBe(400);
+    expect(JSON.stringify(untagged.body)).toContain('events[0]');
+
+    const created = await api('POST', '/api/v1/pipelines', graph);
+    expect(created.status).toBe(400);
+    expect(JSON.stringify(created.body)).toContain('runs only the linear form');
+  });
 });

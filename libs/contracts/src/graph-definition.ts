@@ -120,6 +120,10 @@ export interface PipelineGraph {
   sinks: GraphSink[];
 }
 
+/** Why a graph cannot be stored yet: the processor runs only the linear form (docs/design.md §9). */
+export const GRAPH_NOT_RUN_YET =
+  "is a graph definition: validate and preview take it, but this version's processor runs only the linear form (operators and output), so it cannot be stored yet";
+
 /** The keys only the graph form has: a document with any of them is read as a graph. */
 export const GRAPH_KEYS = ['sources', 'transforms', 'sinks'] as const;
 

@@ -1,4 +1,9 @@
-import { parseDefinitionText, splitStoredFields, validateDefinition } from '@sluice/contracts';
+import {
+  isGraphInput,
+  parseDefinitionText,
+  splitStoredFields,
+  validateDefinition,
+} from '@sluice/contracts';
 import type {
   DefinitionValidationOptions,
   PipelineDefinition,
@@ -7,6 +12,7 @@ import type {
 } from '@sluice/contracts';
 
 import { DomainError } from '../errors/domain-error';
+import { graphIssue } from './graph-definitions';
 
 /**
  * The request body as a definition document: JSON bodies arrive parsed, YAML bodies as text
@@ -46,6 +52,10 @@ export function definitionFromDocument(
   rules: DefinitionValidationOptions,
 ): DefinitionBody {
   const { definition, stored } = splitStoredFields(document);
+  if (isGraphInput(definition)) {
+    const issue = graphIssue(definition as object);
+    throw new DomainError('validation_failed', describeIssues([issue]), [issue]);
+  }
   const result = validateDefinition(definition, rules);
   if (!result.valid)
     throw new DomainError('validation_failed', describeIssues(result.errors), result.errors);

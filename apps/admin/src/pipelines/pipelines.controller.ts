@@ -13,7 +13,12 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { splitStoredFields, validateDefinition } from '@sluice/contracts';
+import {
+  isGraphInput,
+  splitStoredFields,
+  validateDefinition,
+  validateGraphDefinition,
+} from '@sluice/contracts';
 import type {
   DefinitionValidationOptions,
   PipelineStatsView,
@@ -27,6 +32,7 @@ import { BearerAuthGuard } from '../auth/bearer-auth.guard';
 import { ADMIN_CONFIG } from '../config/admin-config';
 import type { AdminConfig } from '../config/admin-config';
 import { DomainError } from '../errors/domain-error';
+import { graphIssue, previewGraph, sourcedEvents } from './graph-definitions';
 import { StatsService } from '../stats/stats.service';
 import { bodyDocument, definitionFromDocument, prefixIssues } from './definition-body';
 import { notFound, PipelinesService } from './pipelines.service';
@@ -119,6 +125,11 @@ export class PipelinesController {
   } {
     // A body read with GET validates as its definition: the read-only fields are the admin's.
     const { definition } = splitStoredFields(bodyDocument(body));
+    if (isGraphInput(definition)) {
+      const graph = validateGraphDefinition(definition, this.rules);
+      const warnings = [...graph.warnings, graphIssue(definition as object)];
+      return { valid: graph.valid, errors: graph.errors, warnings };
+    }
     const result = validateDefinition(definition, this.rules);
     return { valid: result.valid, errors: result.errors, warnings: result.warnings };
   }
@@ -164,18 +175,21 @@ export class PipelinesController {
       issues.push({ path: 'events', message: `must hold at most ${MAX_PREVIEW_EVENTS} events` });
     issues.push(...lookupTableIssues(tables));
     // A pipeline read with GET previews as its definition: the read-only fields are the admin's.
-    const validation = validateDefinition(splitStoredFields(pipeline).definition, this.rules);
-    if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
-    if (issues.length > 0 || !validation.valid) {
-      throw new DomainError(
-        'validation_failed',
-        `invalid preview request: ${issues[0]!.path} ${issues[0]!.message}`,
-        issues,
-      );
+    const { definition } = splitStoredFields(pipeline);
+    const lookups = lookupTablesFrom((tables ?? {}) as PreviewTables);
+    if (isGraphInput(definition)) {
+      const graph = validateGraphDefinition(definition, this.rules);
+      if (!graph.valid) issues.push(...prefixIssues(graph.errors, 'pipeline'));
+      const sourced =
+        graph.valid && Array.isArray(events) ? sourcedEvents(graph.graph, events) : undefined;
+      if (sourced) issues.push(...sourced.issues);
+      if (issues.length > 0 || !graph.valid || !sourced) throw invalidPreview(issues);
+      return previewGraph(graph.graph, sourced.events, { lookups });
     }
-    const run = runReference(validation.definition, events as unknown[], {
-      lookups: lookupTablesFrom((tables ?? {}) as PreviewTables),
-    });
+    const validation = validateDefinition(definition, this.rules);
+    if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
+    if (issues.length > 0 || !validation.valid) throw invalidPreview(issues);
+    const run = runReference(validation.definition, events as unknown[], { lookups });
     return {
       results: run.results.map((record) => record.value),
       late: run.late.map((record) => record.value),
@@ -311,6 +325,14 @@ function expectedVersion(header: string | undefined): number | undefined {
     );
   }
   return Number(match[1]);
+}
+
+function invalidPreview(issues: ValidationIssue[]): DomainError {
+  return new DomainError(
+    'validation_failed',
+    `invalid preview request: ${issues[0]!.path} ${issues[0]!.message}`,
+    issues,
+  );
 }
 
 type PreviewTables = Record<string, Record<string, Record<string, unknown>>>;

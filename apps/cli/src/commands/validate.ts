@@ -1,5 +1,15 @@
-import { splitStoredFields, validateDefinition } from '@sluice/contracts';
-import type { DefinitionValidationOptions, PipelineDefinition } from '@sluice/contracts';
+import {
+  GRAPH_NOT_RUN_YET,
+  isGraphInput,
+  splitStoredFields,
+  validateDefinition,
+  validateGraphDefinition,
+} from '@sluice/contracts';
+import type {
+  DefinitionValidationOptions,
+  PipelineDefinition,
+  PipelineGraph,
+} from '@sluice/contracts';
 
 import { CliError } from '../errors';
 import type { DefinitionFiles } from '../io/definition-files';
@@ -19,17 +29,29 @@ export interface ValidDocument {
 /**
  * Validates every document with the admin's own rules (the same library, so this works without
  * an admin) and reports every problem of every file, unreadable files included, before anything
- * is changed. Warnings (defaults applied, fields ignored) go to `warn`.
+ * is changed. Warnings (defaults applied, fields ignored) go to `warn`. A graph definition is
+ * checked by its own rules; a valid one goes to `onGraph`, or, without it (apply: the
+ * processor does not run graphs yet), is a problem of its file.
  */
 export function validateDocuments(
   files: DefinitionFiles,
   rules: DefinitionValidationOptions,
   warn: (line: string) => void,
+  onGraph?: (origin: string, graph: PipelineGraph) => void,
 ): ValidDocument[] {
   const problems = [...files.problems];
   const valid: ValidDocument[] = [];
   for (const { file, origin, document } of files.documents) {
     const { definition, stored } = splitStoredFields(document);
+    if (isGraphInput(definition)) {
+      const graph = validateGraphDefinition(definition, rules);
+      for (const warning of graph.warnings) warn(`${origin}: ${warning.path}: ${warning.message}`);
+      for (const error of graph.errors)
+        problems.push({ file, line: `${origin}: ${error.path}: ${error.message}` });
+      if (graph.valid && onGraph) onGraph(origin, graph.graph);
+      else if (graph.valid) problems.push({ file, line: `${origin}: ${GRAPH_NOT_RUN_YET}` });
+      continue;
+    }
     const validation = validateDefinition(definition, rules);
     for (const warning of validation.warnings)
       warn(`${origin}: ${warning.path}: ${warning.message}`);
@@ -71,7 +93,12 @@ export function runValidate(
   out: Printer,
   warn: (line: string) => void,
 ): void {
-  for (const { origin, definition } of validateDocuments(files, rules, warn)) {
+  const graphs: Array<[string, PipelineGraph]> = [];
+  const linear = validateDocuments(files, rules, warn, (origin, graph) =>
+    graphs.push([origin, graph]),
+  );
+  for (const { origin, definition } of linear)
     out.line(`${origin}: pipeline/${definition.name} is valid`);
-  }
+  for (const [origin, graph] of graphs)
+    out.line(`${origin}: pipeline/${graph.name} is a valid graph (preview only: not run yet)`);
 }
