@@ -21,7 +21,7 @@ import { runReference } from '@sluice/operators';
 import { generateOrders } from '@sluice/operators/testing';
 import { freePort, sleep, until } from '@sluice/testing';
 import { logLevel, Partitioners } from 'kafkajs';
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer, Transaction } from 'kafkajs';
 
 import { chaosPipelines } from './chaos/pipelines';
 import { problems, writeReport } from './chaos/report';
@@ -279,50 +279,57 @@ class Chaos {
 
   /**
    * Writes the events in chunks, each in a transaction that also commits the count written so
-   * far as an offset of a group of its own. A failed chunk is aborted (or, if its producer died,
-   * settled by the next producer's InitProducerId) and the count read back with require_stable
-   * says where to go on, so the source holds every event once, committed, in order, whatever
-   * the brokers do. kafkajs' idempotent producer alone did not: a 5M run with broker kills
-   * ended on OUT_OF_ORDER_SEQUENCE_NUMBER, the incoming sequence one batch (1,666) below the
-   * broker's end. Its sendMessages.js rolls back the sequences of every partition of a failed
-   * request, under a lock per broker, not per partition, which fits a rollback after the
-   * partition's leader moved and a newer request used the numbers (not proven).
+   * far, as the offset of a group of its own on the source's partition 0 (a count, not a
+   * position: nothing consumes that group, and it is deleted at the end). After a failure a new
+   * producer opens its first transaction, whose InitProducerId fences the old one and settles
+   * what it left open (a commit that landed completes, anything else aborts); only then is the
+   * count read back, with require_stable, and production goes on from it. So the source holds
+   * every event once, committed, in order, whatever the brokers do. kafkajs' idempotent
+   * producer alone did not: a 5M run with broker kills ended on OUT_OF_ORDER_SEQUENCE_NUMBER.
    */
   async produce(events: EventEnvelope[], onProgress: (sent: number) => Promise<void>) {
     const admin = this.kafka.admin();
     await admin.connect();
-    const progressGroup = `${this.prefix}.event-producer`;
     const written = async () =>
-      Number((await fetchStableOffset(admin, progressGroup, this.source, 0))?.offset ?? 0);
-    let producer = await this.sourceProducer();
+      Number((await fetchStableOffset(admin, this.progressGroup, this.source, 0))?.offset ?? 0);
     const chunk = 10_000;
+    let producer: Producer | undefined;
+    let transaction: Transaction | undefined;
+    let sent = 0;
+    let failures = 0;
     let lastReport = 0;
-    for (let sent = await written(); sent < events.length;) {
-      const next = Math.min(events.length, sent + chunk);
+    while (sent < events.length) {
       try {
-        const transaction = await producer.transaction();
-        try {
-          await transaction.send({
-            topic: this.source,
-            messages: events
-              .slice(sent, next)
-              .map((event) => ({ key: event.entity_id ?? null, value: JSON.stringify(event) })),
-          });
-          await transaction.sendOffsets({
-            consumerGroupId: progressGroup,
-            topics: [{ topic: this.source, partitions: [{ partition: 0, offset: String(next) }] }],
-          });
-          await transaction.commit();
-        } catch (error) {
-          await transaction.abort().catch(() => undefined);
-          throw error;
+        if (producer === undefined) {
+          producer = await this.sourceProducer();
+          transaction = await producer.transaction();
+          sent = await written();
+          if (sent >= events.length) break;
+        } else {
+          transaction = await producer.transaction();
         }
-        sent = next;
+        const until = Math.min(events.length, sent + chunk);
+        await transaction.send({
+          topic: this.source,
+          messages: events
+            .slice(sent, until)
+            .map((event) => ({ key: event.entity_id ?? null, value: JSON.stringify(event) })),
+        });
+        await transaction.sendOffsets({
+          consumerGroupId: this.progressGroup,
+          topics: [{ topic: this.source, partitions: [{ partition: 0, offset: String(until) }] }],
+        });
+        await transaction.commit();
+        sent = until;
+        failures = 0;
       } catch (error) {
-        log(`[${elapsed()} s] event producer: ${(error as Error).message}; a new one goes on`);
-        await producer.disconnect().catch(() => undefined);
-        producer = await this.sourceProducer();
-        sent = await written();
+        failures += 1;
+        log(`[${elapsed()} s] event producer (failure ${failures}): ${(error as Error).message}`);
+        if (failures > 30) throw error;
+        await transaction?.abort().catch(() => undefined);
+        await producer?.disconnect().catch(() => undefined);
+        producer = undefined;
+        await sleep(Math.min(5000, 250 * failures));
         continue;
       }
       await onProgress(sent);
@@ -333,15 +340,22 @@ class Chaos {
         );
       }
     }
-    await producer.disconnect();
+    await transaction?.abort().catch(() => undefined);
+    await producer?.disconnect();
+    await admin.deleteGroups([this.progressGroup]).catch(() => undefined);
     await admin.disconnect();
+  }
+
+  /** The event producer's transactional id, and the group its count is committed in. */
+  private get progressGroup(): string {
+    return `${this.prefix}.event-producer`;
   }
 
   /** The events' producer; its InitProducerId settles whatever an earlier one left open. */
   private async sourceProducer(): Promise<Producer> {
     const producer = this.kafka.producer({
       createPartitioner: Partitioners.DefaultPartitioner,
-      transactionalId: `${this.prefix}.event-producer`,
+      transactionalId: this.progressGroup,
       idempotent: true,
       maxInFlightRequests: 1,
     });

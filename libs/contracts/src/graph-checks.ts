@@ -61,11 +61,22 @@ export function checkGraph(input: unknown, context: DefinitionContext): Findings
   checkFanOut(nodes, edges, error);
   checkCycles(nodes, error);
   for (const node of nodes.values()) {
-    if (node.section !== 'sinks' && !edges.has(node.id))
+    const readers = edges.get(node.id);
+    if (node.section !== 'sinks' && !readers)
       findings.warnings.push({
         segments: at(node, 'id'),
         message: 'feeds no transform or sink: its records go nowhere',
       });
+    if (!readers || node.item['type'] !== 'branch') continue;
+    // Read by route only: a route nobody reads drops what the branch sends it.
+    if (readers.some(({ input }) => parseInput(input).route === undefined)) continue;
+    const read = new Set(readers.map(({ input }) => parseInput(input).route));
+    for (const route of routesOf(node.item))
+      if (!read.has(route))
+        findings.warnings.push({
+          segments: at(node, 'branches'),
+          message: `sends events to the route ${route}, which nothing reads: they go nowhere`,
+        });
   }
   checkSources(nodes, error);
   checkSinks(nodes, context, error);
@@ -123,7 +134,8 @@ function checkFanOut(
   for (const [id, list] of edges) {
     const producer = nodes.get(id)!;
     const type = producer.item['type'];
-    if (producer.section === 'transforms' && STATEFUL.has(type as string)) {
+    const stateful = producer.section === 'transforms' && STATEFUL.has(type as string);
+    if (stateful) {
       for (const { consumer } of list)
         if (consumer.section !== 'sinks')
           error(
@@ -134,10 +146,11 @@ function checkFanOut(
     if (producer.section === 'sources' || type === 'branch') continue;
     const [first, ...more] = list;
     for (const { consumer } of more)
-      error(
-        at(consumer, 'input'),
-        `reads ${id}, which ${first!.consumer.section}[${first!.consumer.index}] reads already: only a source or a branch may feed several`,
-      );
+      if (!stateful || consumer.section === 'sinks')
+        error(
+          at(consumer, 'input'),
+          `reads ${id}, which ${first!.consumer.section}[${first!.consumer.index}] reads already: only a source or a branch may feed several`,
+        );
   }
 }
 
@@ -233,5 +246,7 @@ function routesOf(branch: Json): string[] {
 
 function known(nodes: Map<string, Node>): string {
   const ids = [...nodes.values()].filter((n) => n.section !== 'sinks').map((n) => n.id);
-  return ids.length === 0 ? 'there are none' : `known: ${ids.join(', ')}`;
+  if (ids.length === 0) return 'there are none';
+  const shown = ids.slice(0, 10).join(', ');
+  return `known: ${shown}${ids.length > 10 ? `, and ${ids.length - 10} more` : ''}`;
 }

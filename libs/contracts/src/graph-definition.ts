@@ -124,15 +124,21 @@ export interface PipelineGraph {
 export const GRAPH_NOT_RUN_YET =
   "is a graph definition: validate and preview take it, but this version's processor runs only the linear form (operators and output), so it cannot be stored yet";
 
-/** The keys only the graph form has: a document with any of them is read as a graph. */
+/** The keys only the graph form has. */
 export const GRAPH_KEYS = ['sources', 'transforms', 'sinks'] as const;
 
+/**
+ * A document with a graph key and neither `operators` nor `output` is read as a graph; with
+ * those, it is the linear form, whose validation names a stray graph key as unknown.
+ */
 export function isGraphInput(input: unknown): boolean {
   return (
     input !== null &&
     typeof input === 'object' &&
     !Array.isArray(input) &&
-    GRAPH_KEYS.some((key) => key in input)
+    GRAPH_KEYS.some((key) => key in input) &&
+    !('operators' in input) &&
+    !('output' in input)
   );
 }
 

@@ -199,6 +199,21 @@ describe('validateGraphDefinition', () => {
     ]);
   });
 
+  it('warns of a route nothing reads when the branch is read by route only', () => {
+    const input = example();
+    input.sinks.splice(1, 1);
+    expect(validateGraphDefinition(input).warnings).toEqual([
+      {
+        path: 'transforms[1].branches',
+        message: 'sends events to the route usd, which nothing reads: they go nowhere',
+      },
+    ]);
+  });
+
+  it('reads a linear definition with a stray graph key as linear', () => {
+    expect(isGraphInput({ name: 'x', operators: [], output: 'o', sinks: [] })).toBe(false);
+  });
+
   it('needs a source and a sink, and node ids without dots', () => {
     expect(errorsOf({ name: 'n', sources: [], sinks: [] })).toEqual([
       { path: 'sources', message: 'must have at least 1 item(s)' },

@@ -1,6 +1,7 @@
 // One pipeline run in process: the stateless steps and the stateful stage together, over events
-// in the order given. The reference run and the test driver are built on it; the processor uses
-// the same compiled pieces split across source and repartition partitions.
+// in the order given. The test driver is built on it, and the processor uses the same compiled
+// pieces split across source and repartition partitions. The reference run runs the same
+// operators through the graph runner (graph/graph-run.ts); a property test holds the two equal.
 import type { EventEnvelope, EventResult, ResultRecord, SluiceEvent } from '@sluice/contracts';
 
 import type { AggregateInput } from './aggregate/aggregate-input';

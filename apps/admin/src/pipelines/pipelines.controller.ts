@@ -176,7 +176,8 @@ export class PipelinesController {
     issues.push(...lookupTableIssues(tables));
     // A pipeline read with GET previews as its definition: the read-only fields are the admin's.
     const { definition } = splitStoredFields(pipeline);
-    const lookups = lookupTablesFrom((tables ?? {}) as PreviewTables);
+    // Only once the tables are known to be well formed.
+    const lookups = () => ({ lookups: lookupTablesFrom((tables ?? {}) as PreviewTables) });
     if (isGraphInput(definition)) {
       const graph = validateGraphDefinition(definition, this.rules);
       if (!graph.valid) issues.push(...prefixIssues(graph.errors, 'pipeline'));
@@ -184,12 +185,12 @@ export class PipelinesController {
         graph.valid && Array.isArray(events) ? sourcedEvents(graph.graph, events) : undefined;
       if (sourced) issues.push(...sourced.issues);
       if (issues.length > 0 || !graph.valid || !sourced) throw invalidPreview(issues);
-      return previewGraph(graph.graph, sourced.events, { lookups });
+      return previewGraph(graph.graph, sourced.events, lookups());
     }
     const validation = validateDefinition(definition, this.rules);
     if (!validation.valid) issues.push(...prefixIssues(validation.errors, 'pipeline'));
     if (issues.length > 0 || !validation.valid) throw invalidPreview(issues);
-    const run = runReference(validation.definition, events as unknown[], { lookups });
+    const run = runReference(validation.definition, events as unknown[], lookups());
     return {
       results: run.results.map((record) => record.value),
       late: run.late.map((record) => record.value),

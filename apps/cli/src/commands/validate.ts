@@ -93,12 +93,15 @@ export function runValidate(
   out: Printer,
   warn: (line: string) => void,
 ): void {
-  const graphs: Array<[string, PipelineGraph]> = [];
+  // In file order: the graphs are told of while the documents are read, the rest after.
+  const lines = new Map<string, string>();
   const linear = validateDocuments(files, rules, warn, (origin, graph) =>
-    graphs.push([origin, graph]),
+    lines.set(origin, `pipeline/${graph.name} is a valid graph (preview only: not run yet)`),
   );
   for (const { origin, definition } of linear)
-    out.line(`${origin}: pipeline/${definition.name} is valid`);
-  for (const [origin, graph] of graphs)
-    out.line(`${origin}: pipeline/${graph.name} is a valid graph (preview only: not run yet)`);
+    lines.set(origin, `pipeline/${definition.name} is valid`);
+  for (const { origin } of files.documents) {
+    const line = lines.get(origin);
+    if (line) out.line(`${origin}: ${line}`);
+  }
 }

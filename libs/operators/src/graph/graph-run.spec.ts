@@ -179,7 +179,7 @@ const revenueByRoute = graph({
 });
 
 const order = (at: string, region: string, total: number, status = 'paid') =>
-  orderEvent(at, { total, currency: region === 'uk' ? 'gbp' : 'usd', status, region } as never);
+  orderEvent(at, { total, currency: region === 'uk' ? 'gbp' : 'usd', status, region });
 
 describe('runGraphReference', () => {
   it('sends each route to its own sink and each source to what reads it', () => {
@@ -270,6 +270,50 @@ describe('runGraphReference', () => {
     expect(finals.slice(0, 2)).toEqual([
       `busy_out:${new Date(T0).toISOString()}`,
       `busy_out:${new Date(T0 + 60_000).toISOString()}`,
+    ]);
+  });
+
+  it("sends a route only what its own branch sent there, not an earlier branch's route", () => {
+    const chained = graph({
+      name: 'chained',
+      sources: [{ id: 'in', topic: 'in' }],
+      transforms: [
+        { id: 'by_region', type: 'branch', input: 'in', field: 'region', branches: { uk: 'x' } },
+        {
+          id: 'by_status',
+          type: 'branch',
+          input: 'by_region',
+          field: 'status',
+          branches: { paid: 'x', open: 'y' },
+        },
+      ],
+      sinks: [
+        { id: 'x', input: 'by_status.x', topic: 'x' },
+        { id: 'y', input: 'by_status.y', topic: 'y' },
+        { id: 'all', input: 'by_status', topic: 'all' },
+      ],
+    });
+    const events = [
+      orderEvent(T0, { id: 'uk-paid', region: 'uk', status: 'paid' }),
+      orderEvent(T0, { id: 'uk-refunded', region: 'uk', status: 'refunded' }),
+      orderEvent(T0, { id: 'us-open', region: 'us', status: 'open' }),
+    ];
+    const run = runGraphReference(
+      planOfGraph(chained),
+      events.map((event) => ({ source: 'in', event })),
+    );
+    const ids = (sink: string) =>
+      run.sinks[sink]!.results.map((r) => [
+        (r.value as EventEnvelope).id,
+        (r.value as { route?: string }).route,
+      ]);
+    expect(ids('x')).toEqual([['uk-paid', 'x']]);
+    expect(ids('y')).toEqual([['us-open', 'y']]);
+    // The branch's whole output keeps the earlier route where this branch matched nothing.
+    expect(ids('all')).toEqual([
+      ['uk-paid', 'x'],
+      ['uk-refunded', 'x'],
+      ['us-open', 'y'],
     ]);
   });
 

@@ -38,7 +38,7 @@ interface Edge {
 }
 
 type GraphNode =
-  | { kind: 'step'; id: string; step: Step; writes: boolean; edges: Edge[] }
+  | { kind: 'step'; id: string; step: Step; branch: boolean; writes: boolean; edges: Edge[] }
   | { kind: 'stateful'; id: string; spec: StatefulSpec; stage: StatefulStage | undefined }
   | { kind: 'sink'; id: string };
 
@@ -116,14 +116,15 @@ export class GraphRun {
     return this.stageByNode.get(nodeId);
   }
 
-  private fanOut(edges: Edge[], item: WorkItem): void {
+  /** `routed`: the route the branch just run set (route edges read only that); else none. */
+  private fanOut(edges: Edge[], item: WorkItem, routed?: string): void {
     if (edges.length === 1) {
       const edge = edges[0]!;
-      if (edge.route === undefined || edge.route === item.route) this.run(edge.node, item);
+      if (edge.route === undefined || edge.route === routed) this.run(edge.node, item);
       return;
     }
     for (const edge of edges) {
-      if (edge.route !== undefined && edge.route !== item.route) continue;
+      if (edge.route !== undefined && edge.route !== routed) continue;
       const envelope = edge.mutates ? ownEnvelope(item.envelope) : item.envelope;
       this.run(edge.node, { envelope, route: item.route, reason: '' });
     }
@@ -132,8 +133,20 @@ export class GraphRun {
   private run(node: GraphNode, item: WorkItem): void {
     switch (node.kind) {
       case 'step': {
+        if (!node.branch) {
+          const verdict = node.step(item);
+          if (verdict === PASS) this.fanOut(node.edges, item);
+          else this.count(verdict, item);
+          return;
+        }
+        // A branch that matches nothing leaves an earlier branch's route on the event: that
+        // route is the event's still, but not one this branch sent it to.
+        const before = item.route;
+        item.route = undefined;
         const verdict = node.step(item);
-        if (verdict === PASS) this.fanOut(node.edges, item);
+        const routed = item.route;
+        if (routed === undefined) item.route = before;
+        if (verdict === PASS) this.fanOut(node.edges, item, routed);
         else this.count(verdict, item);
         return;
       }
@@ -212,27 +225,31 @@ export class GraphRun {
         compiled.set(id, { kind: 'stateful', id, spec, stage });
       } else {
         const step = compileStep(operator, label, lookups);
-        compiled.set(id, { kind: 'step', id, step, writes: operator.type !== 'filter', edges: [] });
+        compiled.set(id, {
+          kind: 'step',
+          id,
+          step,
+          branch: operator.type === 'branch',
+          writes: operator.type !== 'filter',
+          edges: [],
+        });
       }
     }
-    const edgeCache = new Map<string, Edge[]>();
-    const edgesOf = (id: string, seen: Set<string> = new Set()): Edge[] => {
-      const cached = edgeCache.get(id);
-      if (cached) return cached;
-      if (seen.has(id)) throw new Error(`pipeline ${plan.id}: ${id} is part of a cycle`);
-      seen.add(id);
-      const edges = (readers.get(id) ?? []).map(({ input, id: reader }) => {
+    // One input per node: what a source reaches is a tree, wired from its leaves up.
+    const edgesOf = (id: string): Edge[] =>
+      (readers.get(id) ?? []).map(({ input, id: reader }) => {
         const node = compiled.get(reader)!;
-        if (node.kind === 'step') node.edges = edgesOf(reader, seen);
+        if (node.kind === 'step') node.edges = edgesOf(reader);
         return { route: input.route, node, mutates: mutates(node) };
       });
-      edgeCache.set(id, edges);
-      return edges;
-    };
-    for (const { input } of [...plan.transforms, ...plan.sinks])
-      if (!compiled.has(input.node) && !plan.sources.some((s) => s.id === input.node))
-        throw new Error(`pipeline ${plan.id}: nothing is called ${input.node}`);
-    return { edgesOf: (id) => edgesOf(id) };
+    for (const { id, input } of [...plan.transforms, ...plan.sinks]) {
+      const upstream = compiled.get(input.node);
+      if (!upstream && !plan.sources.some((s) => s.id === input.node))
+        throw new Error(`pipeline ${plan.id}: ${id} reads ${input.node}, which is not there`);
+      if (upstream?.kind === 'stateful' && compiled.get(id)?.kind !== 'sink')
+        throw new Error(`pipeline ${plan.id}: ${id} reads the results of ${input.node}`);
+    }
+    return { edgesOf };
   }
 }
 
