@@ -149,7 +149,12 @@ export class Processor {
     this.follower = new RegistryFollower(this.kafka, this.topics.pipelines, this.registry, (c) =>
       this.definitions.enqueue(c),
     );
-    await this.follower.start();
+    await this.follower.start(10_000, (waitedMs, partitionsLeft) =>
+      this.logger.warn(
+        { topic: this.topics.pipelines, waited_ms: waitedMs, partitions_left: partitionsLeft },
+        'still reading the definitions before processing starts',
+      ),
+    );
     await this.definitions.settled();
     // Definitions applied from here on rejoin the group with their topics (in turn with this).
     await this.consumer.start(this.wantedTopics());

@@ -21,8 +21,8 @@ export class RegistryFollower {
     );
   }
 
-  start(timeoutMs?: number): Promise<void> {
-    return this.follower.start(timeoutMs);
+  start(timeoutMs?: number, onSlow?: (waitedMs: number, partitionsLeft: number) => void) {
+    return this.follower.start(timeoutMs, onSlow);
   }
 
   stop(): Promise<void> {

@@ -21,7 +21,16 @@ export class TopicFollower {
     private readonly onRecord: FollowedRecord,
   ) {}
 
-  async start(timeoutMs = 60_000): Promise<void> {
+  /**
+   * `timeoutMs`: how long to wait for the catch-up. Past it, without `onSlow`, start fails (a
+   * lookup table's load is then retried as a failure of its pipeline); with `onSlow`, it is told
+   * how long it has waited and how many partitions are left, every `timeoutMs`, and the wait
+   * goes on (the definitions topic at start-up: a replica must not die while brokers move).
+   */
+  async start(
+    timeoutMs = 60_000,
+    onSlow?: (waitedMs: number, partitionsLeft: number) => void,
+  ): Promise<void> {
     const admin = this.kafka.admin();
     await admin.connect();
     let ends: Map<number, bigint>;
@@ -59,12 +68,18 @@ export class TopicFollower {
         await heartbeat();
       },
     });
+    const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`reading ${this.topic} took longer than ${timeoutMs} ms`)),
-        timeoutMs,
-      );
+      const check = () => {
+        if (!onSlow) {
+          reject(new Error(`reading ${this.topic} took longer than ${timeoutMs} ms`));
+          return;
+        }
+        onSlow(Date.now() - started, ends.size);
+        timer = setTimeout(check, timeoutMs);
+      };
+      timer = setTimeout(check, timeoutMs);
     });
     await Promise.race([ready, timedOut]).finally(() => clearTimeout(timer));
   }

@@ -7,7 +7,9 @@
 // - the record decoder does its offset and timestamp arithmetic on plain numbers where exact;
 // - OffsetFetch v7 with `require_stable`, and ListOffsets with a chosen isolation level, so a
 //   task can ask the broker whether a pending transaction can still change what it reads;
-// - one bounded retry policy for every transaction-coordinator request.
+// - one bounded retry policy for every transaction-coordinator request;
+// - a send's retry keeps what was delivered per partition, not per broker, and waits for the
+//   attempt's requests to settle (stock kafkajs lost and duplicated records on a leader move).
 // This module is the one place that reaches into kafkajs' sources, and it refuses to go on
 // with a kafkajs that lacks the patch.
 import { createRequire } from 'node:module';
@@ -21,6 +23,7 @@ export const REQUIRED_PATCHES = [
   'offset-fetch-require-stable',
   'list-offsets-isolation-level',
   'coordinator-retries',
+  'send-retry-per-partition',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
