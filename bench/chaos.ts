@@ -285,7 +285,8 @@ class Chaos {
    * what it left open (a commit that landed completes, anything else aborts); only then is the
    * count read back, with require_stable, and production goes on from it. So the source holds
    * every event once, committed, in order, whatever the brokers do. kafkajs' idempotent
-   * producer alone did not: a 5M run with broker kills ended on OUT_OF_ORDER_SEQUENCE_NUMBER.
+   * producer alone did not: a 5M run with broker kills ended on OUT_OF_ORDER_SEQUENCE_NUMBER
+   * (kafkajs' send retry, since patched: README, "kafkajs, patched in the open").
    */
   async produce(events: EventEnvelope[], onProgress: (sent: number) => Promise<void>) {
     const admin = this.kafka.admin();

@@ -1,15 +1,15 @@
 // The patched send of kafkajs (producer/sendMessages.js) across leader moves, against brokers
 // simulated in process: each partition's log is shared by the brokers (as a replicated log is)
 // and takes a producer's batch only at its next sequence number, answering a repeat of its last
-// batch as a duplicate, as Kafka does. Stock kafkajs 2.2.4 fails the first three cases.
+// batch as a duplicate, as Kafka does. Stock kafkajs 2.2.4 fails all but the part-way case.
 import { kafkajsModule } from './patched-kafkajs';
 
-type Behaviour = 'ok' | 'fail' | 'write-then-fail' | 'slow-ok';
+type Behaviour = 'ok' | 'fail' | 'write-then-fail' | 'write-first-then-fail' | 'slow-ok';
 
 interface PartitionEntry {
   partition: number;
   firstSequence: number;
-  messages: Array<{ partition: number; value: string }>;
+  messages: Array<{ partition?: number; value: string }>;
 }
 interface ProduceRequest {
   topicData: Array<{ topic: string; partitions: PartitionEntry[] }>;
@@ -40,6 +40,15 @@ class PartitionLog {
   }
 }
 
+/** What kafkajs' produce parser throws for the first failed partition of an answer. */
+function notLeader(): Error {
+  return Object.assign(new Error('This server is not the leader for that topic-partition'), {
+    name: 'KafkaJSProtocolError',
+    type: 'NOT_LEADER_OR_FOLLOWER',
+    retriable: true,
+  });
+}
+
 function connectionError(): Error {
   return Object.assign(new Error('Connection error: the broker went away'), {
     name: 'KafkaJSConnectionError',
@@ -47,13 +56,21 @@ function connectionError(): Error {
   });
 }
 
-/** Four partitions, their leaders changed by each metadata refresh to the next map given. */
-function world(leaderMaps: Array<Record<number, string>>, behaviours: Record<string, Behaviour[]>) {
+/**
+ * Four partitions, their leaders (broker ids 1, 2, 3) changed by each metadata refresh to the
+ * next map given. Messages name their partitions unless `keyless`, when kafkajs' default
+ * partitioner spreads them round-robin.
+ */
+function world(
+  leaderMaps: Array<Record<number, number>>,
+  behaviours: Record<number, Behaviour[]>,
+  { keyless = false } = {},
+) {
   const logs = [0, 1, 2, 3].map(() => new PartitionLog());
   let leaders = leaderMaps.shift()!;
-  const requests: Array<{ broker: string; partitions: number[] }> = [];
+  const requests: Array<{ broker: number; partitions: number[] }> = [];
   const brokers = new Map(
-    ['A', 'B', 'C'].map((nodeId) => [
+    [1, 2, 3].map((nodeId) => [
       nodeId,
       {
         nodeId,
@@ -63,6 +80,10 @@ function world(leaderMaps: Array<Record<number, string>>, behaviours: Record<str
           requests.push({ broker: nodeId, partitions: entries.map((e) => e.partition) });
           if (behaviour === 'fail') throw connectionError();
           if (behaviour === 'slow-ok') await sleep(50);
+          if (behaviour === 'write-first-then-fail') {
+            logs[entries[0]!.partition]!.append(entries[0]!);
+            throw notLeader();
+          }
           for (const entry of entries) logs[entry.partition]!.append(entry);
           if (behaviour === 'write-then-fail') throw connectionError();
           return {
@@ -95,7 +116,7 @@ function world(leaderMaps: Array<Record<number, string>>, behaviours: Record<str
       return result;
     },
     async findBroker({ nodeId }: { nodeId: string }) {
-      return brokers.get(nodeId)!;
+      return brokers.get(Number(nodeId))!;
     },
   };
   const sequences = new Map<number, number>();
@@ -125,53 +146,74 @@ function world(leaderMaps: Array<Record<number, string>>, behaviours: Record<str
   )({
     logger: { debug() {}, error() {}, warn() {}, info() {} },
     cluster,
-    partitioner: ({ message }: { message: { partition: number } }) => message.partition,
+    partitioner: keyless
+      ? kafkajsModule<() => unknown>('producer/partitioners/default')()
+      : ({ message }: { message: { partition: number } }) => message.partition,
     eosManager,
     retrier: createRetry({ retries: 5, initialRetryTime: 1, maxRetryTime: 5 }),
   });
-  const messages = [0, 1, 2, 3].flatMap((partition) =>
-    [0, 1, 2].map((i) => ({ partition, value: `p${partition}-${i}` })),
+  const messages: Array<{ partition?: number; key?: null; value: string }> = [0, 1, 2, 3].flatMap(
+    (partition) =>
+      [0, 1, 2].map((i) => ({
+        ...(keyless ? { key: null } : { partition }),
+        value: `p${partition}-${i}`,
+      })),
   );
+  // Thirteen keyless messages: a rotating partitioner would then start elsewhere on a retry.
+  if (keyless) messages.push({ key: null, value: 'extra' });
   const send = () =>
     sendMessages({ acks: -1, timeout: 1000, topicMessages: [{ topic: TOPIC, messages }] });
   const expected = [0, 1, 2, 3].map((p) => [0, 1, 2].map((i) => `p${p}-${i}`));
   return { send, logs: () => logs.map((log) => log.values), expected, requests };
 }
 
-const split = { 0: 'A', 1: 'A', 2: 'B', 3: 'B' };
-const all = (broker: string) => ({ 0: broker, 1: broker, 2: broker, 3: broker });
+const [A, B, C] = [1, 2, 3];
+const split = { 0: A, 1: A, 2: B, 3: B };
+const all = (broker: number) => ({ 0: broker, 1: broker, 2: broker, 3: broker });
 
 describe("kafkajs' send across leader moves (patched)", () => {
   it('sends the partitions that moved to a broker that had answered already', async () => {
-    const run = world([split, all('A')], { B: ['fail'] });
+    const run = world([split, all(A)], { [B]: ['fail'] });
     const answers = await run.send();
     expect(run.logs()).toEqual(run.expected);
     expect(answers).toHaveLength(4);
   });
 
   it('does not send again what was written through a broker that then went away', async () => {
-    const run = world([split, all('C')], { B: ['fail'] });
+    const run = world([split, all(C)], { [B]: ['fail'] });
     await run.send();
     expect(run.logs()).toEqual(run.expected);
-    expect(run.requests.filter((r) => r.broker === 'C')).toEqual([
-      { broker: 'C', partitions: [2, 3] },
-    ]);
+    expect(run.requests.filter((r) => r.broker === C)).toEqual([{ broker: C, partitions: [2, 3] }]);
   });
 
   it('retries only once every request of the attempt has settled', async () => {
-    const run = world([split, split], { A: ['fail'], B: ['slow-ok'] });
+    const run = world([split, split], { [A]: ['fail'], [B]: ['slow-ok'] });
     await run.send();
     expect(run.logs()).toEqual(run.expected);
     expect(run.requests).toEqual([
-      { broker: 'A', partitions: [0, 1] },
-      { broker: 'B', partitions: [2, 3] },
-      { broker: 'A', partitions: [0, 1] },
+      { broker: A, partitions: [0, 1] },
+      { broker: B, partitions: [2, 3] },
+      { broker: A, partitions: [0, 1] },
     ]);
   });
 
   it('sends a batch whose answer was lost again with its sequence numbers: a duplicate', async () => {
-    const run = world([split, all('C')], { B: ['write-then-fail'] });
+    const run = world([split, all(C)], { [B]: ['write-then-fail'] });
     await run.send();
     expect(run.logs()).toEqual(run.expected);
+  });
+
+  it('sends again the partitions of an answer that failed part-way, the written one as a duplicate', async () => {
+    const run = world([split, split], { [B]: ['write-first-then-fail'] });
+    await run.send();
+    expect(run.logs()).toEqual(run.expected);
+  });
+
+  it('keeps keyless messages in the partitions their first attempt chose (round-robin)', async () => {
+    const run = world([split, all(A)], { [B]: ['fail'] }, { keyless: true });
+    const answers = await run.send();
+    const written = run.logs().flat().sort();
+    expect(written).toEqual([...run.expected.flat(), 'extra'].sort());
+    expect(answers.length).toBe(run.logs().filter((log) => log.length > 0).length);
   });
 });
