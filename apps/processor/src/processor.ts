@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
-import { createKafka, ensureTopics, retryRetriable } from '@sluice/kafka';
+import { createKafka, ensureTopics, isRetriable, retryRetriable } from '@sluice/kafka';
 
 import type { ProcessorConfig } from './config/processor-config';
 import { GroupConsumer } from './group/group-consumer';
@@ -123,6 +123,66 @@ export class Processor {
   async start(): Promise<void> {
     this.state = 'starting';
     await this.untilConnected();
+    await this.untilPrepared();
+    await this.definitions.settled();
+    // Definitions applied from here on rejoin the group with their topics (in turn with this).
+    await this.consumer.start(this.wantedTopics());
+    this.state = 'running';
+    this.timers.push(
+      setInterval(
+        () => void this.tasks.tick(Date.now()),
+        Math.max(10, Math.floor(this.config.commitIntervalMs / 2)),
+      ),
+      setInterval(() => void this.reportStats(), this.config.statsIntervalMs),
+    );
+    this.logger.info(
+      {
+        sources: this.config.sourceTopics,
+        upstream_partitions: this.upstreams.length,
+        pipelines: this.pipelines.list().map((p) => p.id),
+        consumer_group: this.config.consumerGroup,
+      },
+      'processor running',
+    );
+  }
+
+  /**
+   * The steps before the consumer joins: topics, metadata, the stats producer, every definition
+   * read. A broker killed meanwhile (a closed connection, a leader moving) makes them start over
+   * after a back-off, instead of ending the replica; anything else still ends the start-up.
+   */
+  private async untilPrepared(): Promise<void> {
+    let fatal: unknown;
+    await untilSucceeds(
+      async () => {
+        try {
+          await this.prepareOnce();
+        } catch (error) {
+          await this.follower?.stop().catch(() => undefined);
+          await this.statsProducer?.disconnect().catch(() => undefined);
+          this.follower = undefined;
+          this.statsProducer = undefined;
+          if (!isRetriable(error)) {
+            fatal = error;
+            return;
+          }
+          throw error;
+        }
+      },
+      {
+        backoff: RECONNECT_BACKOFF,
+        stopped: () => this.state !== 'starting',
+        onError: (error, attempt, retryInMs) =>
+          this.logger.warn(
+            { err: error, attempt, retry_in_ms: retryInMs },
+            'a start-up step failed while Kafka was unavailable; starting it over',
+          ),
+      },
+    );
+    if (fatal !== undefined) throw fatal;
+  }
+
+  private async prepareOnce(): Promise<void> {
     await ensureTopics(this.admin, [
       ...this.config.sourceTopics.map((topic) => ({
         topic,
@@ -154,26 +214,6 @@ export class Processor {
         { topic: this.topics.pipelines, waited_ms: waitedMs, partitions_left: partitionsLeft },
         'still reading the definitions before processing starts',
       ),
-    );
-    await this.definitions.settled();
-    // Definitions applied from here on rejoin the group with their topics (in turn with this).
-    await this.consumer.start(this.wantedTopics());
-    this.state = 'running';
-    this.timers.push(
-      setInterval(
-        () => void this.tasks.tick(Date.now()),
-        Math.max(10, Math.floor(this.config.commitIntervalMs / 2)),
-      ),
-      setInterval(() => void this.reportStats(), this.config.statsIntervalMs),
-    );
-    this.logger.info(
-      {
-        sources: this.config.sourceTopics,
-        upstream_partitions: this.upstreams.length,
-        pipelines: this.pipelines.list().map((p) => p.id),
-        consumer_group: this.config.consumerGroup,
-      },
-      'processor running',
     );
   }
 
