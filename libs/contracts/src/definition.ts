@@ -38,6 +38,14 @@ const FieldPath = Type.String({
   'x-message': 'must be a field path such as `customer.tier` or `$.entity_id`',
 });
 
+/** A name Kafka takes for a topic; `topic-names.ts` says why a name is refused. */
+export const TopicNameSchema = Type.String({
+  minLength: 1,
+  maxLength: 249,
+  pattern: '^[a-zA-Z0-9._-]+$',
+  'x-message': 'must be a Kafka topic name (letters, digits, `.`, `_`, `-`; at most 249)',
+});
+
 const policies = {
   on_missing: Type.Optional(literals(POLICIES)),
   on_invalid: Type.Optional(literals(POLICIES)),
@@ -165,12 +173,7 @@ export const PipelineDefinitionSchema = Type.Object(
     source_event_types: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     operators: Type.Array(OperatorSchema),
     enabled: Type.Optional(Type.Boolean()),
-    output: Type.String({
-      minLength: 1,
-      maxLength: 249,
-      pattern: '^[a-zA-Z0-9._-]+$',
-      'x-message': 'must be a Kafka topic name (letters, digits, `.`, `_`, `-`; at most 249)',
-    }),
+    output: TopicNameSchema,
   },
   { additionalProperties: false },
 );

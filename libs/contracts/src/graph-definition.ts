@@ -10,6 +10,7 @@ import {
   FilterOperatorSchema,
   MapOperatorSchema,
   ReduceOperatorSchema,
+  TopicNameSchema,
   WindowOperatorSchema,
 } from './definition';
 import type { Operator } from './definition';
@@ -25,13 +26,6 @@ const NodeId = Type.String({
   'x-message': 'must be an id of letters, digits, `_` and `-` (at most 64, no dots)',
 });
 
-const TopicName = Type.String({
-  minLength: 1,
-  maxLength: 249,
-  pattern: '^[a-zA-Z0-9._-]+$',
-  'x-message': 'must be a Kafka topic name (letters, digits, `.`, `_`, `-`; at most 249)',
-});
-
 /** An input: a node's id, or `<branch id>.<route>` for one route of a branch. */
 const Input = Type.String({
   minLength: 1,
@@ -41,7 +35,7 @@ const Input = Type.String({
 export const GraphSourceSchema = Type.Object(
   {
     id: NodeId,
-    topic: TopicName,
+    topic: TopicNameSchema,
     event_types: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     start: Type.Optional(
       Type.String({
@@ -84,7 +78,7 @@ export const GraphTransformSchema = Type.Unsafe<GraphTransform>({
 });
 
 export const GraphSinkSchema = Type.Object(
-  { id: NodeId, input: Input, topic: TopicName },
+  { id: NodeId, input: Input, topic: TopicNameSchema },
   { additionalProperties: false },
 );
 
