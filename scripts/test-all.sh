@@ -29,7 +29,15 @@ fi
 npm run --silent kafka:up
 
 step "integration tests (real Kafka, real PostgreSQL)"
+# Every replica's log is kept (apps/processor/test/cluster.ts), so that a failure is printed
+# with the replicas' own warnings and errors instead of only the test's expectation.
+export SLUICE_TEST_LOGS="${SLUICE_TEST_LOGS:-$PWD/.local/test-logs}"
+rm -rf "$SLUICE_TEST_LOGS"
 # A hung test must fail the run, not hold CI until its deadline.
-timeout --kill-after=30 1200 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes
+if ! timeout --kill-after=30 1200 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes; then
+  step "integration tests failed; the replicas' latest warnings and errors"
+  npx tsx -e "process.stdout.write(require('./libs/testing/src/log-warnings').logWarnings(process.argv[1]) + '\n')" "$SLUICE_TEST_LOGS" || true
+  exit 1
+fi
 
 step "all tests passed"

@@ -5,6 +5,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { logWarnings } from '@sluice/testing';
+
 import type { ChaosReport } from './report';
 
 const ROOT = join(__dirname, '..', '..');
@@ -35,9 +37,14 @@ describe('a small chaos run', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    if (code !== 0) throw new Error(`npm run chaos exited with ${code}:\n${output.slice(-4000)}`);
+    if (code !== 0)
+      throw new Error(
+        `npm run chaos exited with ${code}:\n${output.slice(-4000)}\n${logWarnings(out)}`,
+      );
 
     const report = JSON.parse(readFileSync(join(out, 'chaos-report.json'), 'utf8')) as ChaosReport;
+    // A failed verdict is read beside the processes' own account of the run.
+    if (!report.ok) process.stderr.write(`chaos run failed; its logs:\n${logWarnings(out)}\n`);
     expect(report.ok).toBe(true);
     expect(report.kills.length).toBeGreaterThanOrEqual(1);
     expect(report.brokerRestart).toBeDefined();

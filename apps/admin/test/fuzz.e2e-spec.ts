@@ -241,18 +241,22 @@ describe('admin under bad input', () => {
         async () =>
           (await fetch(`http://127.0.0.1:${metricsPort}/health`).catch(() => null))?.ok === true,
         { timeoutMs: 120_000, what: `the processor running ${accepted} fuzzed pipelines` },
-      ).catch((error: Error) => {
-        throw new Error(`${error.message}\n${logs.join('').slice(-3000)}`);
-      });
+      );
 
       const definition = dailyRevenue();
       const created = await api('POST', '/api/v1/pipelines', definition);
       expect(created.status).toBe(201);
       const id = created.body['pipeline_id'] as string;
+      let stats: unknown;
       await until(
-        async () => (await api('GET', `/api/v1/pipelines/${id}/stats`)).body['state'] === 'running',
+        async () => {
+          stats = (await api('GET', `/api/v1/pipelines/${id}/stats`)).body;
+          return (stats as Record<string, unknown>)['state'] === 'running';
+        },
         { timeoutMs: 60_000, what: 'the valid pipeline running' },
-      );
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; its last stats: ${JSON.stringify(stats)}`);
+      });
       const start = Date.UTC(2026, 10, 1);
       const orders = generateOrders({ count: 2000, start, stepMs: 60_000, seed: 17 });
       const tick = {
@@ -283,6 +287,14 @@ describe('admin under bad input', () => {
       // Still up, and no replica crash in between.
       expect(processor.exitCode).toBeNull();
       expect((await fetch(`http://127.0.0.1:${metricsPort}/health`)).ok).toBe(true);
+    } catch (error) {
+      // The processor's own account is what a failure here needs: its warnings and the tail.
+      const output = logs.join('');
+      const warnings = output.split('\n').filter((line) => /"level":(4|5|6)0/.test(line));
+      throw new Error(
+        `${(error as Error).message}\nprocessor warnings and errors (last 20):\n${warnings.slice(-20).join('\n')}\nprocessor log (tail):\n${output.slice(-3000)}`,
+        { cause: error },
+      );
     } finally {
       processor.kill('SIGTERM');
       await new Promise((resolve) => processor.once('exit', resolve));
@@ -297,10 +309,11 @@ describe('admin under bad input', () => {
       '/api/v1/pipelines/stats',
       `/api/v1/pipelines/${randomUUID()}`,
     ];
+    const rotatedToken = `rotated-${randomUUID()}`;
     const rotated = await startAdmin({
       DATABASE_URL: database.url,
       SLUICE_TOPIC_PREFIX: topicPrefix(),
-      SLUICE_ADMIN_TOKEN: `rotated-${randomUUID()}`,
+      SLUICE_ADMIN_TOKEN: rotatedToken,
     });
     try {
       const oldToken = client(rotated.url); // the harness' token: the one before the rotation
@@ -311,9 +324,7 @@ describe('admin under bad input', () => {
         expect((await missing('GET', path)).status).toBe(401);
         expect((await wrong('GET', path)).status).toBe(401);
       }
-      expect((await client(rotated.url, rotated.config.adminToken)('GET', paths[0]!)).status).toBe(
-        200,
-      );
+      expect((await client(rotated.url, rotatedToken)('GET', paths[0]!)).status).toBe(200);
     } finally {
       await rotated.close();
     }

@@ -181,7 +181,10 @@ export class TestCluster {
     if (!directory) return;
     mkdirSync(directory, { recursive: true });
     for (const replica of this.started)
-      writeFileSync(join(directory, `${replica.id}.log`), replica.output.join('\n') + '\n');
+      writeFileSync(
+        join(directory, `${this.prefix}.${replica.id}.log`),
+        replica.output.join('\n') + '\n',
+      );
   }
 
   output(name: string): string {

@@ -1,2 +1,3 @@
 export { freePort, sleep, until } from './waiting';
 export type { UntilOptions } from './waiting';
+export { logWarnings } from './log-warnings';

@@ -194,9 +194,9 @@ export abstract class Task {
       this.resumes += 1;
       await this.producer.idle();
       const kept = this.syncedAt !== undefined && !this.dirty && this.producer.error === undefined;
-      let committed = kept ? await this.readCommitted() : undefined;
-      if (!kept || (committed?.offset ?? null) !== this.syncedAt) {
-        if (kept) {
+      let committed = kept ? await this.readCommittedIfSettles() : undefined;
+      if (!kept || committed === 'unsettled' || (committed?.offset ?? null) !== this.syncedAt) {
+        if (kept && committed !== 'unsettled') {
           this.logger.info(
             { committed: committed?.offset ?? null, had: this.syncedAt },
             'the committed offset is not this task state; fencing and rebuilding',
@@ -332,6 +332,22 @@ export abstract class Task {
   }
 
   /**
+   * A kept task's committed offset, or 'unsettled' when a commit of the partition stays pending
+   * through BROKER_RETRY's waits: only the fence (and what follows it) can tell why.
+   */
+  private async readCommittedIfSettles(): Promise<CommittedOffset | undefined | 'unsettled'> {
+    try {
+      return await this.readCommitted();
+    } catch (error) {
+      if (!isUnstableOffsetCommit(error)) throw error;
+      this.logger.warn(
+        'a commit of this partition stays pending; fencing to settle it, and rebuilding',
+      );
+      return 'unsettled';
+    }
+  }
+
+  /**
    * The group's committed offset once no pending transaction can change it, and never below
    * this partition's last acknowledged commit on this replica (waited for, on the broker's
    * answers, should it read behind: that would replay committed work).
@@ -372,13 +388,15 @@ export abstract class Task {
   /**
    * After the fence, the coordinator holds every transaction of this id complete, and their
    * markers written: an offset commit of this partition still pending is one whose marker was
-   * never written (a hanging transaction, as a single-node broker's controlled shutdown left
-   * one: README, Known issues). Only a marker of this producer id ends it. When nothing says it
-   * was committed (this replica had it acknowledged, or its offset would read), it is aborted
-   * by a transaction of this id writing to every partition the task may have written to, the
-   * offset included; the work is then redone from the offset committed before it. When this
-   * replica had it acknowledged, aborting would lose a commit: the task fails, saying so (an
-   * operator settles it: kafka-transactions find-hanging / abort).
+   * never written (a hanging transaction, as a single-node broker's controlled shutdown leaves
+   * one: README, Known issues). Only a marker of this producer id ends it, and it is aborted by
+   * a transaction of this id writing to every partition the task may have written to, the
+   * offset included; the state is then rebuilt and the work redone from the offset committed
+   * before it. That holds when this replica had the commit acknowledged too: a partition's last
+   * stable offset stops at a transaction without a marker, so no read-committed reader (the
+   * group's offsets, downstream consumers, a restore) has seen anything of it, and aborting it
+   * loses nothing that was ever visible. Another producer id's hanging transaction cannot be
+   * ended by this task: it fails, saying so (an operator settles it with kafka-transactions).
    */
   private async readCommittedAfterFence(): Promise<CommittedOffset | undefined> {
     try {
@@ -394,15 +412,10 @@ export abstract class Task {
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
     }
-    if (this.memory.acknowledged !== undefined) {
-      throw new HangingCommitError(
-        `${this.key}: a commit acknowledged to this replica (offset ${this.memory.acknowledged}) hangs: its markers were never written; aborting it would lose it. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
-      );
-    }
     const partitions = await this.writtenPartitions();
     this.logger.warn(
-      { topics: partitions.map((p) => p.topic) },
-      'after fencing, a commit of this partition is still pending: a transaction of this task hangs (its markers were never written); aborting it with a marker of its own',
+      { topics: partitions.map((p) => p.topic), acknowledged: this.memory.acknowledged ?? null },
+      'after fencing, a commit of this partition is still pending: a transaction of this task hangs (its markers were never written, so nothing of it was ever read committed); aborting it with a marker of its own and redoing its work',
     );
     await this.producer.settleHanging(sweepRecords(partitions), {
       groupId: this.context.consumerGroup,
@@ -411,6 +424,8 @@ export abstract class Task {
       offset: '0',
       metadata: undefined,
     });
+    // What this replica had acknowledged is aborted now: the offset before it is the task's.
+    this.memory.acknowledged = undefined;
     try {
       return await this.readCommitted();
     } catch (error) {
