@@ -4,6 +4,8 @@ import { APP_FILTER } from '@nestjs/core';
 import { LoggerModule } from 'nestjs-pino';
 
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
+import { MetricsAuthGuard } from './auth/metrics-auth.guard';
+import { TokenStore } from './auth/token-store';
 import { ADMIN_CONFIG } from './config/admin-config';
 import type { AdminConfig } from './config/admin-config';
 import { DatabaseService } from './database/database.service';
@@ -15,6 +17,7 @@ import { MetricsController } from './metrics/metrics.controller';
 import { MetricsService } from './metrics/metrics.service';
 import { OutboxRelayService } from './outbox/outbox-relay.service';
 import { ReconcilerService } from './outbox/reconciler.service';
+import { AuditController } from './pipelines/audit.controller';
 import { PipelinesController } from './pipelines/pipelines.controller';
 import { PipelinesService } from './pipelines/pipelines.service';
 import { StatsService } from './stats/stats.service';
@@ -25,11 +28,13 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [LoggerModule.forRoot(loggerOptions(config))],
-      controllers: [PipelinesController, HealthController, MetricsController],
+      controllers: [PipelinesController, AuditController, HealthController, MetricsController],
       providers: [
         { provide: ADMIN_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         BearerAuthGuard,
+        TokenStore,
+        MetricsAuthGuard,
         DatabaseService,
         KafkaService,
         MetricsService,

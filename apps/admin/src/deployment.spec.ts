@@ -16,6 +16,17 @@ import { AdminEnvironment } from './config/admin-config';
 import { HealthController } from './health/health.controller';
 
 const known = environmentVariableNames(AdminEnvironment);
+
+interface AdminPodSpec {
+  containers: Array<{
+    env: Array<{ name: string; value?: string; valueFrom?: unknown }>;
+    volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+  }>;
+  volumes: Array<{
+    name: string;
+    secret: { secretName: string; items: Array<{ key: string; path: string }> };
+  }>;
+}
 // The health routes as NestJS registered them (controller path + method path).
 const healthRoute = (method: 'live' | 'ready') =>
   `/${Reflect.getMetadata('path', HealthController) as string}/${
@@ -38,6 +49,29 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
     expect(admin.environment).toEqual(
       expect.arrayContaining(['SLUICE_ADMIN_TOKEN', 'DATABASE_URL']),
     );
+  });
+
+  it("mounts the Secret's api-tokens.yaml where SLUICE_API_TOKENS_FILE points, and METRICS_TOKEN optionally", () => {
+    expect(admin.environment).toEqual(
+      expect.arrayContaining(['SLUICE_API_TOKENS_FILE', 'METRICS_TOKEN']),
+    );
+    const deployment = manifests.find(
+      (m) => m.kind === 'Deployment' && m.metadata.name === 'sluice-admin',
+    )!;
+    const pod = (deployment.spec as { template: { spec: AdminPodSpec } }).template.spec;
+    const container = pod.containers[0]!;
+    const file = container.env.find((e) => e.name === 'SLUICE_API_TOKENS_FILE')!.value!;
+    const mount = container.volumeMounts.find((m) => file.startsWith(`${m.mountPath}/`))!;
+    expect(mount).toMatchObject({ readOnly: true });
+    const volume = pod.volumes.find((v) => v.name === mount.name)!;
+    expect(volume.secret.secretName).toBe('sluice-secrets');
+    expect(volume.secret.items).toEqual([
+      { key: 'api-tokens.yaml', path: file.slice(mount.mountPath.length + 1) },
+    ]);
+    const metrics = container.env.find((e) => e.name === 'METRICS_TOKEN')!;
+    expect(metrics.valueFrom).toEqual({
+      secretKeyRef: { name: 'sluice-secrets', key: 'METRICS_TOKEN', optional: true },
+    });
   });
 
   it('probes the real health routes on the port the admin listens on', () => {

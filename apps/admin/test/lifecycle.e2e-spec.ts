@@ -125,13 +125,14 @@ describe('admin API lifecycle', () => {
       'GET',
       `/api/v1/pipelines/${id}/versions`,
     );
-    expect(versions.body.versions.map((v) => [v['version'], v['change'], v['changed_by']])).toEqual(
-      [
-        [1, 'created', 'api'],
-        [2, 'updated', 'alice'],
-        [3, 'deleted', 'api'],
-      ],
-    );
+    // The actor is the token's name; what the client says of itself is only a note.
+    expect(
+      versions.body.versions.map((v) => [v['version'], v['change'], v['changed_by'], v['note']]),
+    ).toEqual([
+      [1, 'created', 'admin', null],
+      [2, 'updated', 'admin', 'alice'],
+      [3, 'deleted', 'admin', null],
+    ]);
 
     await eventually(async () => expect((await pipelinesTopic(prefix)).get(id)).toBeNull());
 

@@ -31,6 +31,19 @@ async function columnTypes(url: string): Promise<string[]> {
   }
 }
 
+async function versionColumns(url: string): Promise<string[]> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ name: string }>(
+      `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'pipeline_versions'`,
+    );
+    return rows.map((row) => row.name);
+  } finally {
+    await db.end();
+  }
+}
+
 describe('migrations', () => {
   it('create the schema, revert it, and apply again', async () => {
     const database = await freshDatabase();
@@ -48,6 +61,9 @@ describe('migrations', () => {
         'pipeline_versions.definition json',
         'pipelines.definition json',
       ]);
+      expect(await versionColumns(database.url)).toContain('note');
+      await revertLastMigration(database.url);
+      expect(await versionColumns(database.url)).not.toContain('note');
       await revertLastMigration(database.url);
       expect(await columnTypes(database.url)).toEqual([
         'outbox.payload jsonb',

@@ -68,7 +68,7 @@ export class AdminClient {
 function apiError(status: number, body: ApiErrorBody | undefined): CliError {
   if (status === 401) {
     return new CliError('the admin refused the token (401)', [
-      'check SLUICE_ADMIN_TOKEN: it must equal the admin’s own',
+      'check SLUICE_ADMIN_TOKEN: it must be a token the admin knows (its own SLUICE_ADMIN_TOKEN, or one of its SLUICE_API_TOKENS_FILE)',
     ]);
   }
   const message = body?.message ?? `the admin answered ${status}`;

@@ -1,5 +1,7 @@
 // The admin's configuration (docs/design.md §7), validated once at boot with class-validator: the app
 // refuses to start on a bad environment and lists every problem, not just the first.
+import { readFileSync } from 'node:fs';
+
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
@@ -12,6 +14,9 @@ import {
   trimmed,
 } from '@sluice/config';
 
+import { ADMIN_TOKEN_NAME, digestOf, parseTokensFile } from '../auth/api-tokens';
+import type { ApiToken } from '../auth/api-tokens';
+
 export { ConfigurationError };
 
 export class AdminEnvironment extends ServiceEnvironment {
@@ -22,12 +27,25 @@ export class AdminEnvironment extends ServiceEnvironment {
   @Max(65535)
   ADMIN_PORT: number = 3900;
 
+  /** An admin token; optional when SLUICE_API_TOKENS_FILE names the tokens. */
+  @IsOptional()
   @Transform(trimmed)
-  @IsString({
-    message: 'SLUICE_ADMIN_TOKEN is required: the bearer token every /api request must present',
-  })
+  @IsString()
   @MinLength(16, { message: 'SLUICE_ADMIN_TOKEN must be at least 16 characters' })
-  SLUICE_ADMIN_TOKEN!: string;
+  SLUICE_ADMIN_TOKEN?: string;
+
+  /** A YAML list of { name, token_sha256, role }: README, Security. */
+  @IsOptional()
+  @Transform(trimmed)
+  @IsString()
+  SLUICE_API_TOKENS_FILE?: string;
+
+  /** When set, GET /metrics requires `Authorization: Bearer $METRICS_TOKEN`. */
+  @IsOptional()
+  @Transform(trimmed)
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
 
   @IsOptional()
   @Transform(trimmed)
@@ -51,7 +69,13 @@ export class AdminEnvironment extends ServiceEnvironment {
 
 export interface AdminConfig {
   port: number;
-  adminToken: string;
+  /** SLUICE_ADMIN_TOKEN's, which a SIGHUP does not change (the environment stays). */
+  adminToken: ApiToken | undefined;
+  /** SLUICE_ADMIN_TOKEN's and the tokens file's, as loaded at boot. */
+  tokens: ApiToken[];
+  /** Re-read on SIGHUP. */
+  tokensFile: string | undefined;
+  metricsToken: string | undefined;
   databaseUrl: string;
   kafkaBrokers: string[];
   logLevel: string;
@@ -64,10 +88,25 @@ export interface AdminConfig {
 }
 
 export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConfig {
-  const parsed = loadEnvironment(AdminEnvironment, env, ['SLUICE_ADMIN_TOKEN']);
+  // Every problem at once: the environment's and the tokens'.
+  const problems: string[] = [];
+  let parsed: AdminEnvironment | undefined;
+  try {
+    parsed = loadEnvironment(AdminEnvironment, env);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    problems.push(...error.problems);
+  }
+  const adminToken = environmentToken(setting(env['SLUICE_ADMIN_TOKEN']));
+  const tokens = loadTokens(adminToken, setting(env['SLUICE_API_TOKENS_FILE']));
+  if ('problems' in tokens) problems.push(...tokens.problems);
+  if (parsed === undefined || 'problems' in tokens) throw new ConfigurationError(problems);
   return {
     port: parsed.ADMIN_PORT,
-    adminToken: parsed.SLUICE_ADMIN_TOKEN,
+    adminToken,
+    tokens: tokens.tokens,
+    tokensFile: parsed.SLUICE_API_TOKENS_FILE,
+    metricsToken: parsed.METRICS_TOKEN,
     databaseUrl: parsed.DATABASE_URL,
     kafkaBrokers: listOf(parsed.KAFKA_BROKERS),
     logLevel: parsed.LOG_LEVEL,
@@ -77,6 +116,50 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
     outputPartitions: parsed.SLUICE_OUTPUT_PARTITIONS,
     statsStaleMs: parsed.SLUICE_STATS_STALE_SECONDS * 1000,
   };
+}
+
+/** A variable's value, trimmed; unset when empty. */
+function setting(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+/** SLUICE_ADMIN_TOKEN as the `admin` token. */
+export function environmentToken(adminToken: string | undefined): ApiToken | undefined {
+  if (adminToken === undefined) return undefined;
+  return { name: ADMIN_TOKEN_NAME, role: 'admin', digest: digestOf(adminToken) };
+}
+
+/**
+ * The API's tokens: SLUICE_ADMIN_TOKEN's and the tokens file's entries. At least one is
+ * required; a file that cannot be read or holds a bad entry is every problem in it.
+ */
+export function loadTokens(
+  fromEnvironment: ApiToken | undefined,
+  file: string | undefined,
+): { tokens: ApiToken[] } | { problems: string[] } {
+  const tokens = fromEnvironment === undefined ? [] : [fromEnvironment];
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      return { problems: [`SLUICE_API_TOKENS_FILE ${file} cannot be read: ${reason}`] };
+    }
+    const parsed = parseTokensFile(text, file);
+    if (parsed.tokens === undefined) return { problems: parsed.problems };
+    if (fromEnvironment && parsed.tokens.some((token) => token.name === fromEnvironment.name))
+      return { problems: [`${file}: the name ${fromEnvironment.name} is SLUICE_ADMIN_TOKEN's`] };
+    tokens.push(...parsed.tokens);
+  }
+  if (tokens.length === 0)
+    return {
+      problems: [
+        'SLUICE_ADMIN_TOKEN or SLUICE_API_TOKENS_FILE is required: the bearer tokens /api requests present',
+      ],
+    };
+  return { tokens };
 }
 
 /** Injection token of the validated configuration. */

@@ -3,8 +3,13 @@ import { DataSource } from 'typeorm';
 import { ENTITIES } from './entities';
 import { InitialSchema1764403200000 } from './migrations/1764403200000-InitialSchema';
 import { DefinitionsAsWritten1764921600000 } from './migrations/1764921600000-DefinitionsAsWritten';
+import { VersionNotes1767225600000 } from './migrations/1767225600000-VersionNotes';
 
-export const MIGRATIONS = [InitialSchema1764403200000, DefinitionsAsWritten1764921600000];
+export const MIGRATIONS = [
+  InitialSchema1764403200000,
+  DefinitionsAsWritten1764921600000,
+  VersionNotes1767225600000,
+];
 
 export function createDataSource(databaseUrl: string): DataSource {
   return new DataSource({

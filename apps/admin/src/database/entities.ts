@@ -47,8 +47,13 @@ export class PipelineVersionRow {
   @Column('text')
   change!: VersionChange;
 
+  /** The name of the token that made the change. */
   @Column('text')
   changed_by!: string;
+
+  /** What the client said of itself (X-Sluice-Actor): a note, not checked. */
+  @Column('text', { nullable: true })
+  note!: string | null;
 
   @Column('timestamptz')
   changed_at!: Date;

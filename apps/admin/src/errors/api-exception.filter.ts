@@ -19,6 +19,7 @@ const FASTIFY_ERRORS: Record<string, ErrorCode> = {
 const HTTP_STATUS_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'invalid_body',
   401: 'unauthorized',
+  403: 'forbidden',
   404: 'not_found',
   409: 'conflict',
   412: 'precondition_failed',

@@ -5,6 +5,7 @@ export const ERROR_CODES = {
   validation_failed: 400,
   invalid_body: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   precondition_failed: 412,

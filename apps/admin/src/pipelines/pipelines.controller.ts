@@ -28,7 +28,8 @@ import type {
 import { lookupTablesFrom, runReference } from '@sluice/operators';
 import type { FastifyReply } from 'fastify';
 
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import type { ApiToken } from '../auth/api-tokens';
+import { BearerAuthGuard, Principal, RequiresRole } from '../auth/bearer-auth.guard';
 import { ADMIN_CONFIG } from '../config/admin-config';
 import type { AdminConfig } from '../config/admin-config';
 import { DomainError } from '../errors/domain-error';
@@ -36,7 +37,7 @@ import { graphIssue, previewGraph, sourcedEvents } from './graph-definitions';
 import { StatsService } from '../stats/stats.service';
 import { bodyDocument, definitionFromDocument, prefixIssues } from './definition-body';
 import { notFound, PipelinesService } from './pipelines.service';
-import type { VersionEntry } from './pipelines.service';
+import type { ChangeAuthor, VersionEntry } from './pipelines.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PREVIEW_EVENTS = 100_000;
@@ -66,6 +67,7 @@ const DEFINITION_BODY = {
 @ApiTags('pipelines')
 @ApiBearerAuth()
 @UseGuards(BearerAuthGuard)
+@RequiresRole('viewer')
 @Controller('api/v1/pipelines')
 export class PipelinesController {
   /** What a definition is checked against besides itself: this installation's topic names. */
@@ -80,17 +82,19 @@ export class PipelinesController {
   }
 
   @Post()
+  @RequiresRole('editor')
   @ApiOperation({
     summary: 'Create a pipeline (JSON or application/yaml); the same id and content again is a 200',
   })
   @ApiBody(DEFINITION_BODY)
   async create(
     @Body() body: unknown,
-    @Headers('x-sluice-actor') actor: string | undefined,
+    @Principal() principal: ApiToken,
+    @Headers('x-sluice-actor') note: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PipelineSummary> {
     const { definition, warnings, stored } = definitionFromDocument(bodyDocument(body), this.rules);
-    const outcome = await this.pipelines.create(definition, actorOf(actor));
+    const outcome = await this.pipelines.create(definition, authorOf(principal, note));
     void reply.status(outcome.created ? 201 : 200).header('etag', etag(outcome.pipeline.version));
     // A create has no stored fields to compare with: what a GET body carried is left aside.
     const ignored = Object.keys(stored).map((field) => ({
@@ -211,6 +215,7 @@ export class PipelinesController {
   }
 
   @Put(':id')
+  @RequiresRole('editor')
   @ApiOperation({
     summary: 'Replace a definition (version + 1); If-Match: <version> guards against lost updates',
   })
@@ -219,7 +224,8 @@ export class PipelinesController {
     @Param('id') id: string,
     @Body() body: unknown,
     @Headers('if-match') ifMatch: string | undefined,
-    @Headers('x-sluice-actor') actor: string | undefined,
+    @Principal() principal: ApiToken,
+    @Headers('x-sluice-actor') note: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PipelineSummary> {
     id = checkedId(id);
@@ -241,23 +247,26 @@ export class PipelinesController {
     const pipeline = await this.pipelines.replace(id, definition, {
       expectedVersion: expectedVersion(ifMatch),
       stored,
-      actor: actorOf(actor),
+      author: authorOf(principal, note),
     });
     void reply.header('etag', etag(pipeline.version));
     return summaryOf(pipeline, warnings);
   }
 
   @Delete(':id')
+  @RequiresRole('editor')
   @ApiOperation({ summary: 'Delete a pipeline (a tombstone on the pipelines topic)' })
   async remove(
     @Param('id') id: string,
-    @Headers('x-sluice-actor') actor: string | undefined,
+    @Principal() principal: ApiToken,
+    @Headers('x-sluice-actor') note: string | undefined,
   ): Promise<{ pipeline_id: string; removed: true }> {
-    await this.pipelines.remove(checkedId(id), actorOf(actor));
+    await this.pipelines.remove(checkedId(id), authorOf(principal, note));
     return { pipeline_id: id, removed: true };
   }
 
   @Put(':id/reset')
+  @RequiresRole('editor')
   @ApiOperation({ summary: "Clear the pipeline's operator state and counters on every processor" })
   async reset(@Param('id') id: string): Promise<{ pipeline_id: string; reset: true }> {
     await this.pipelines.reset(checkedId(id));
@@ -305,9 +314,10 @@ function checkedId(id: string): string {
   return id.toLowerCase();
 }
 
-function actorOf(header: string | undefined): string {
-  const actor = header?.trim();
-  return actor ? actor.slice(0, 200) : 'api';
+/** The token's name is the actor; X-Sluice-Actor, which nothing checks, only a note. */
+function authorOf(principal: ApiToken, header: string | undefined): ChangeAuthor {
+  const note = header?.trim();
+  return { actor: principal.name, note: note ? note.slice(0, 200) : null };
 }
 
 function etag(version: number): string {

@@ -20,15 +20,33 @@ export interface ReplaceOptions {
   expectedVersion: number | undefined;
   /** The read-only fields the body carried: each must be what the store holds. */
   stored: Partial<Record<StoredField, unknown>>;
+  author: ChangeAuthor;
+}
+
+/** Who made a change: the token's name, and the client's own free-text note. */
+export interface ChangeAuthor {
   actor: string;
+  note: string | null;
 }
 
 export interface VersionEntry {
   version: number;
   change: VersionChange;
   changed_by: string;
+  note: string | null;
   changed_at: string;
   definition: PipelineDefinition;
+}
+
+/** One change of any pipeline, as the audit log lists it. */
+export interface AuditEntry {
+  pipeline_id: string;
+  name: string;
+  version: number;
+  change: VersionChange;
+  changed_by: string;
+  note: string | null;
+  changed_at: string;
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -45,18 +63,21 @@ export class PipelinesService {
     private readonly relay: OutboxRelayService,
   ) {}
 
-  async create(definition: PipelineDefinition, actor: string): Promise<CreateOutcome> {
+  async create(definition: PipelineDefinition, author: ChangeAuthor): Promise<CreateOutcome> {
     try {
-      return await this.createOnce(definition, actor);
+      return await this.createOnce(definition, author);
     } catch (error) {
       // Two creates of one new id raced and the other committed first: decide again.
       if ((error as { code?: string }).code === UNIQUE_VIOLATION)
-        return this.createOnce(definition, actor);
+        return this.createOnce(definition, author);
       throw error;
     }
   }
 
-  private async createOnce(definition: PipelineDefinition, actor: string): Promise<CreateOutcome> {
+  private async createOnce(
+    definition: PipelineDefinition,
+    author: ChangeAuthor,
+  ): Promise<CreateOutcome> {
     const outcome = await this.database.transaction(async (manager) => {
       const existing = await this.lockRow(manager, definition.id);
       if (existing && existing.deleted_at === null) {
@@ -81,7 +102,7 @@ export class PipelinesService {
       });
       await manager.getRepository(PipelineRow).save(row);
       await writeDefinition(manager, row);
-      await this.record(manager, row, 'created', actor, now);
+      await this.record(manager, row, 'created', author, now);
       return { created: true, pipeline: storedPipelineOf(row) };
     });
     if (outcome.created) this.relay.wake();
@@ -91,7 +112,7 @@ export class PipelinesService {
   async replace(
     id: string,
     definition: PipelineDefinition,
-    { expectedVersion, stored, actor }: ReplaceOptions,
+    { expectedVersion, stored, author }: ReplaceOptions,
   ): Promise<StoredPipeline> {
     const pipeline = await this.database.transaction(async (manager) => {
       const row = await this.liveRow(manager, id);
@@ -109,14 +130,14 @@ export class PipelinesService {
       row.updated_at = now;
       await manager.getRepository(PipelineRow).save(row);
       await writeDefinition(manager, row);
-      await this.record(manager, row, 'updated', actor, now);
+      await this.record(manager, row, 'updated', author, now);
       return storedPipelineOf(row);
     });
     this.relay.wake();
     return pipeline;
   }
 
-  async remove(id: string, actor: string): Promise<void> {
+  async remove(id: string, author: ChangeAuthor): Promise<void> {
     await this.database.transaction(async (manager) => {
       const row = await this.liveRow(manager, id);
       const now = new Date();
@@ -124,7 +145,7 @@ export class PipelinesService {
       row.updated_at = now;
       row.deleted_at = now;
       await manager.getRepository(PipelineRow).save(row);
-      await this.record(manager, row, 'deleted', actor, now);
+      await this.record(manager, row, 'deleted', author, now);
     });
     this.relay.wake();
   }
@@ -174,8 +195,27 @@ export class PipelinesService {
         version: row.version,
         change: row.change,
         changed_by: row.changed_by,
+        note: row.note,
         changed_at: row.changed_at.toISOString(),
         definition: row.definition,
+      }));
+    });
+  }
+
+  /** The latest `limit` changes of every pipeline, newest first. */
+  async audit(limit: number): Promise<AuditEntry[]> {
+    return this.database.query(async (manager) => {
+      const rows = await manager
+        .getRepository(PipelineVersionRow)
+        .find({ order: { changed_at: 'DESC', version: 'DESC' }, take: limit });
+      return rows.map((row) => ({
+        pipeline_id: row.pipeline_id,
+        name: row.definition.name,
+        version: row.version,
+        change: row.change,
+        changed_by: row.changed_by,
+        note: row.note,
+        changed_at: row.changed_at.toISOString(),
       }));
     });
   }
@@ -199,12 +239,12 @@ export class PipelinesService {
     manager: EntityManager,
     row: PipelineRow,
     change: VersionChange,
-    actor: string,
+    author: ChangeAuthor,
     at: Date,
   ): Promise<void> {
     await manager.query(
-      `INSERT INTO pipeline_versions (pipeline_id, version, definition, change, changed_by, changed_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [row.id, row.version, JSON.stringify(row.definition), change, actor, at],
+      `INSERT INTO pipeline_versions (pipeline_id, version, definition, change, changed_by, note, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [row.id, row.version, JSON.stringify(row.definition), change, author.actor, author.note, at],
     );
     await this.enqueue(manager, row);
   }
