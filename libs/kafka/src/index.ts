@@ -18,4 +18,6 @@ export { fetchStableOffset, isUnstableOffsetCommit } from './stable-offsets';
 export type { CommittedOffset } from './stable-offsets';
 export { fetchPartitionEnds, OpenTransactionError, untilStableEnd } from './partition-ends';
 export type { PartitionEnd } from './partition-ends';
+export { endWithMarker, findOpenTransactions } from './open-transactions';
+export type { OpenTransaction, TopicPartitions } from './open-transactions';
 export { assertPatchedKafkajs, UnpatchedKafkajsError } from './kafkajs/patched-kafkajs';

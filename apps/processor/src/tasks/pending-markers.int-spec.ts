@@ -30,6 +30,7 @@ import { PipelineSet } from '../pipelines/pipeline-set';
 import { StateManager } from '../state/state-manager';
 import { StatefulTask } from './stateful-task';
 import { TaskProducer, transactionalId } from './task-producer';
+import { TransactionJournal } from './transaction-journal';
 
 const logger = pino({ level: 'silent' });
 const PREFIX = 'pending';
@@ -102,7 +103,12 @@ describe('a commit whose markers are pending when its partition changes hands', 
     const changes = () => [
       { topic: changelog!, messages: state.changes(pipeline.epoch, stage.drainChanges(), []) },
     ];
-    const previous = new TaskProducer(kafka, transactionalId(GROUP, repartition!, 0), logger);
+    const previous = new TaskProducer(
+      kafka,
+      transactionalId(GROUP, repartition!, 0),
+      logger,
+      new TransactionJournal(),
+    );
     await previous.fence();
     for (const group of ['gbp', 'usd']) stage.add(input(group, 1));
     previous.send([changes()]);
@@ -151,7 +157,7 @@ describe('a commit whose markers are pending when its partition changes hands', 
         pipelines,
         upstreams: ['pending.events/0'],
       },
-      { acknowledged: undefined },
+      { acknowledged: undefined, journal: new TransactionJournal() },
       pipeline.id,
     );
     // When the new owner's fence (its InitProducerId) is answered: that is what must wait.

@@ -15,6 +15,7 @@ import type { GroupHandler, TopicPartition } from '../group/group-consumer';
 import { backoffDelay, FAILURE_BACKOFF } from '../support/backoff';
 import type { PartitionMemory, Task } from './task';
 import { classifyTaskError, TaskMigratedError } from './task-errors';
+import { TransactionJournal } from './transaction-journal';
 
 /** How a task manager reaches the consumer and makes tasks. */
 export interface TaskManagerDependencies {
@@ -185,7 +186,7 @@ export class TaskManager implements GroupHandler {
   private open(key: string, tp: TopicPartition): void {
     let memory = this.memory.get(key);
     if (!memory) {
-      memory = { acknowledged: undefined };
+      memory = { acknowledged: undefined, journal: new TransactionJournal() };
       this.memory.set(key, memory);
     }
     const task = this.deps.createTask(tp.topic, tp.partition, memory);

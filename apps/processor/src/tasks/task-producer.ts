@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 
 import { KAFKAJS_BROKER_RETRY } from '@sluice/kafka';
 
+import type { TransactionJournal } from './transaction-journal';
+
 export function transactionalId(group: string, topic: string, partition: number): string {
   return `${group}.${topic}.${partition}`;
 }
@@ -32,6 +34,8 @@ export class TaskProducer {
     private readonly kafka: Kafka,
     readonly id: string,
     private readonly logger: Logger,
+    /** Where each transaction's writes are noted, from the broker's answers. */
+    private readonly journal: TransactionJournal,
     private readonly onCommitSeconds: (seconds: number) => void = () => undefined,
   ) {}
 
@@ -72,7 +76,8 @@ export class TaskProducer {
     if (requests.length === 0) return;
     this.call(async () => {
       const transaction = await this.current();
-      for (const topicMessages of requests) await transaction.sendBatch({ topicMessages });
+      for (const topicMessages of requests)
+        this.journal.wrote(await transaction.sendBatch({ topicMessages }));
     });
   }
 
@@ -102,8 +107,10 @@ export class TaskProducer {
           ],
         });
       }
+      this.journal.committing(offset?.offset);
       await transaction.commit();
       this.transaction = undefined;
+      this.journal.acknowledged();
       this.onCommitSeconds(Number(process.hrtime.bigint() - started) / 1e9);
       onCommitted();
     });
@@ -120,7 +127,7 @@ export class TaskProducer {
     if (this.failure !== undefined) throw this.failure;
     const transaction = await this.current();
     try {
-      await transaction.sendBatch({ topicMessages: requests });
+      this.journal.wrote(await transaction.sendBatch({ topicMessages: requests }));
       await transaction.sendOffsets({
         consumerGroupId: offset.groupId,
         topics: [
@@ -179,7 +186,10 @@ export class TaskProducer {
 
   private async current(): Promise<Transaction> {
     if (!this.producer) throw new Error(`the producer ${this.id} is not open`);
-    this.transaction ??= await this.producer.transaction();
+    if (this.transaction === undefined) {
+      this.transaction = await this.producer.transaction();
+      this.journal.begin();
+    }
     return this.transaction;
   }
 }

@@ -24,6 +24,8 @@ import { RecordCollector } from './record-collector';
 import { TaskLifecycle } from './task-lifecycle';
 import type { TaskState } from './task-lifecycle';
 import { TaskProducer, transactionalId } from './task-producer';
+import { endOpenTransactions, HangingCommitError } from './open-transactions';
+import type { TransactionJournal } from './transaction-journal';
 
 export interface TaskContext {
   kafka: Kafka;
@@ -57,6 +59,8 @@ export interface InputMessage {
  */
 export interface PartitionMemory {
   acknowledged: string | undefined;
+  /** Its tasks' last transactions, for ending one left open after the fence. */
+  journal: TransactionJournal;
 }
 
 /** One record to each partition, for a transaction that only has to write a marker there. */
@@ -72,11 +76,6 @@ const SWEEP_KEY = '~sluice-sweep';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** A transaction of this task's id hangs, and settling it needs an operator. */
-export class HangingCommitError extends Error {
-  override readonly name = 'HangingCommitError';
 }
 
 export class CommitBehindError extends Error {
@@ -120,6 +119,7 @@ export abstract class Task {
       context.kafka,
       transactionalId(context.consumerGroup, topic, partition),
       this.logger,
+      memory.journal,
       (seconds) => context.metrics.commitSeconds.observe(seconds),
     );
   }
@@ -206,6 +206,13 @@ export abstract class Task {
         this.dirty = false;
         await this.producer.fence();
         committed = await this.readCommittedAfterFence();
+        await endOpenTransactions({
+          admin: this.context.admin,
+          journal: this.memory.journal,
+          committed: committed?.offset,
+          taskKey: this.key,
+          logger: this.logger,
+        });
         await this.restoreState();
         this.syncedAt = committed?.offset ?? null;
       }

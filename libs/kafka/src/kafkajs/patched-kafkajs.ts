@@ -24,6 +24,7 @@ export const REQUIRED_PATCHES = [
   'list-offsets-isolation-level',
   'coordinator-retries',
   'send-retry-per-partition',
+  'describe-producers-write-txn-markers',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';

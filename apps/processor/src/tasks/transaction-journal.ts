@@ -1,0 +1,108 @@
+// What a partition's tasks on this replica wrote in their last transactions, from the broker's
+// own answers (each produce answer's base offset), so that a transaction of theirs found still
+// open after the fence (its coordinator decided it, but a marker never reached a partition:
+// README, Known issues) can be told apart from another producer's and ended as it was decided.
+
+/** One transaction's writes. */
+export interface TransactionWrites {
+  /** The offset its commit carries, once the commit is asked for. */
+  offset: string | undefined;
+  /** EndTxn(commit) was sent: the coordinator may have decided either way. */
+  committing: boolean;
+  /** `topic/partition` → the offset of the transaction's first record there. */
+  firstOffsets: Map<string, string>;
+}
+
+export type MarkerDecision =
+  | { kind: 'commit' | 'abort'; reason: string }
+  | { kind: 'unknown'; reason: string }
+  /** Not a transaction of this journal's: another producer's, or one it cannot place. */
+  | { kind: 'not-ours' };
+
+export function partitionKey(topic: string, partition: number): string {
+  return `${topic}/${partition}`;
+}
+
+export class TransactionJournal {
+  /** The last transaction whose commit the coordinator acknowledged. */
+  lastAcknowledged: TransactionWrites | undefined;
+  /**
+   * The transaction begun after it, not acknowledged: still open, aborted (by this producer,
+   * its coordinator or a fence), or its commit unanswered. The next one begun replaces it.
+   */
+  unacknowledged: TransactionWrites | undefined;
+
+  begin(): void {
+    this.unacknowledged = { offset: undefined, committing: false, firstOffsets: new Map() };
+  }
+
+  /** A produce answer of the current transaction: the first answer per partition is its start. */
+  wrote(
+    answers: ReadonlyArray<{ topicName: string; partition: number; baseOffset?: string }>,
+  ): void {
+    const writes = this.unacknowledged;
+    if (writes === undefined) return;
+    for (const { topicName, partition, baseOffset } of answers) {
+      const key = partitionKey(topicName, partition);
+      if (baseOffset !== undefined && !writes.firstOffsets.has(key))
+        writes.firstOffsets.set(key, baseOffset);
+    }
+  }
+
+  committing(offset: string | undefined): void {
+    if (this.unacknowledged === undefined) return;
+    this.unacknowledged.offset = offset;
+    this.unacknowledged.committing = true;
+  }
+
+  acknowledged(): void {
+    if (this.unacknowledged !== undefined) this.lastAcknowledged = this.unacknowledged;
+    this.unacknowledged = undefined;
+  }
+
+  /** Every partition either transaction wrote, by topic. */
+  writtenPartitions(): Array<{ topic: string; partitions: number[] }> {
+    const byTopic = new Map<string, Set<number>>();
+    for (const writes of [this.lastAcknowledged, this.unacknowledged]) {
+      for (const key of writes?.firstOffsets.keys() ?? []) {
+        const cut = key.lastIndexOf('/');
+        const topic = key.slice(0, cut);
+        if (!byTopic.has(topic)) byTopic.set(topic, new Set());
+        byTopic.get(topic)!.add(Number(key.slice(cut + 1)));
+      }
+    }
+    return [...byTopic].map(([topic, partitions]) => ({ topic, partitions: [...partitions] }));
+  }
+
+  /**
+   * How a transaction open at `startOffset` of `key` after the fence was decided, given the
+   * group's committed offset now (stable: read after the fence with require_stable).
+   * - the acknowledged transaction: the coordinator had decided COMMIT when it answered;
+   * - the one after it, whose commit was never asked for: ABORT;
+   * - the one after it whose commit was asked for: the committed offset tells, when the two
+   *   transactions commit different offsets (its own: COMMIT; the one before: ABORT, since its
+   *   offset commit would otherwise be there or still pending);
+   * - anything else cannot be told here.
+   */
+  decide(key: string, startOffset: string, committed: string | undefined): MarkerDecision {
+    const acknowledged = this.lastAcknowledged;
+    if (acknowledged?.firstOffsets.get(key) === startOffset)
+      return { kind: 'commit', reason: 'the coordinator had acknowledged its commit' };
+    const open = this.unacknowledged;
+    if (open?.firstOffsets.get(key) !== startOffset) return { kind: 'not-ours' };
+    if (!open.committing) return { kind: 'abort', reason: 'its commit was never asked for' };
+    if (open.offset !== undefined && open.offset !== acknowledged?.offset) {
+      if (committed === open.offset)
+        return { kind: 'commit', reason: `the group holds its offset commit (${open.offset})` };
+      if (committed === acknowledged?.offset)
+        return {
+          kind: 'abort',
+          reason: `the group holds the offset before it (${committed ?? 'none'}), not its own (${open.offset})`,
+        };
+    }
+    return {
+      kind: 'unknown',
+      reason: `its commit was asked for and the committed offset ${committed ?? 'none'} does not tell whether it happened`,
+    };
+  }
+}

@@ -1,0 +1,146 @@
+// DescribeProducers and WriteTxnMarkers through the patched kafkajs, on the real broker: an
+// open transaction is found where its first record is, and a marker written by a client ends it
+// as its coordinator's would, on a data partition and on the group's offsets partition alike.
+import { logLevel, Partitioners } from 'kafkajs';
+import type { Admin, Kafka, Producer, Transaction } from 'kafkajs';
+
+import {
+  createKafka,
+  endWithMarker,
+  ensureTopics,
+  fetchPartitionEnds,
+  fetchStableOffset,
+  findOpenTransactions,
+  isUnstableOffsetCommit,
+} from './index';
+import type { OpenTransaction } from './index';
+import { readTopic, uniqueName } from './testing';
+
+describe('open transactions, found and ended with a marker', () => {
+  let kafka: Kafka;
+  let admin: Admin;
+  const producers: Producer[] = [];
+
+  beforeAll(async () => {
+    kafka = createKafka({ clientId: 'sluice-open-txn-test', logLevel: logLevel.ERROR });
+    admin = kafka.admin();
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await Promise.all(producers.map((producer) => producer.disconnect()));
+    await admin.disconnect();
+  });
+
+  /** A transaction left open: `count` records on partition 0 of `topic` after one committed. */
+  async function openTransaction(
+    topic: string,
+    count: number,
+    offsets?: { group: string; source: string },
+  ) {
+    const producer = kafka.producer({
+      transactionalId: uniqueName('open-txn.id'),
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    producers.push(producer);
+    await producer.connect();
+    const before = await producer.transaction();
+    await before.send({ topic, messages: [{ key: 'k', value: 'committed', partition: 0 }] });
+    await before.commit();
+    const transaction: Transaction = await producer.transaction();
+    const messages = Array.from({ length: count }, (_, i) => ({
+      key: 'k',
+      value: `open-${i}`,
+      partition: 0,
+    }));
+    const [written] = await transaction.send({ topic, messages });
+    if (offsets)
+      await transaction.sendOffsets({
+        consumerGroupId: offsets.group,
+        topics: [{ topic: offsets.source, partitions: [{ partition: 0, offset: '42' }] }],
+      });
+    return { transaction, firstOffset: written!.baseOffset! };
+  }
+
+  async function endOf(topic: string) {
+    return (await fetchPartitionEnds(admin, topic)).find((end) => end.partition === 0)!;
+  }
+
+  async function openOn(topic: string): Promise<OpenTransaction[]> {
+    return findOpenTransactions(admin, [{ topic, partitions: [0, 1] }]);
+  }
+
+  it('finds a transaction open where its first record is, and a COMMIT marker makes it visible', async () => {
+    const topic = uniqueName('open-txn.commit');
+    await ensureTopics(admin, [{ topic, numPartitions: 2 }]);
+    const { transaction, firstOffset } = await openTransaction(topic, 3);
+    expect(firstOffset).toBe('2'); // one record and its marker before it
+
+    const [open, ...others] = await openOn(topic);
+    expect(others).toEqual([]);
+    expect(open).toMatchObject({ topic, partition: 0, startOffset: firstOffset });
+    expect(await endOf(topic)).toMatchObject({ stable: firstOffset, high: '5' });
+
+    await endWithMarker(admin, open!, true);
+
+    expect(await openOn(topic)).toEqual([]);
+    const ended = await endOf(topic);
+    expect(ended.stable).toBe(ended.high);
+    const values = (await readTopic(kafka, { topic, expected: 4 })).map((r) => r.value);
+    expect(values).toEqual(['committed', 'open-0', 'open-1', 'open-2']);
+
+    // Its coordinator ends it later (here: the producer's own abort); a marker after ours
+    // finds no transaction open there and changes nothing that was read.
+    await transaction.abort();
+    expect(
+      (await readTopic(kafka, { topic, expected: 4, settleMs: 500 })).map((r) => r.value),
+    ).toEqual(values);
+  });
+
+  it('an ABORT marker discards the open records', async () => {
+    const topic = uniqueName('open-txn.abort');
+    await ensureTopics(admin, [{ topic, numPartitions: 2 }]);
+    const { transaction } = await openTransaction(topic, 2);
+    const [open] = await openOn(topic);
+    await endWithMarker(admin, open!, false);
+    expect(await openOn(topic)).toEqual([]);
+    const ends = await fetchPartitionEnds(admin, topic);
+    expect(ends[0]!.stable).toBe(ends[0]!.high);
+    expect(
+      (await readTopic(kafka, { topic, expected: 1, settleMs: 500 })).map((r) => r.value),
+    ).toEqual(['committed']);
+    await transaction.abort();
+  });
+
+  it("ends a pending offset commit on the group's offsets partition", async () => {
+    const topic = uniqueName('open-txn.offsets-out');
+    const source = uniqueName('open-txn.offsets-source');
+    const group = uniqueName('open-txn.group');
+    await ensureTopics(admin, [
+      { topic, numPartitions: 2 },
+      { topic: source, numPartitions: 1 },
+    ]);
+    const { transaction } = await openTransaction(topic, 1, { group, source });
+    const [data] = await openOn(topic);
+    const unstable = await fetchStableOffset(admin, group, source, 0, undefined, false).catch(
+      (error: unknown) => error,
+    );
+    expect(isUnstableOffsetCommit(unstable)).toBe(true);
+
+    const { topics } = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
+    const offsetsPartitions = topics[0]!.partitions.map((p) => p.partitionId);
+    const pending = (
+      await findOpenTransactions(admin, [
+        { topic: '__consumer_offsets', partitions: offsetsPartitions },
+      ])
+    ).filter((open) => open.producerId === data!.producerId);
+    expect(pending).toHaveLength(1);
+
+    for (const open of [data!, ...pending]) await endWithMarker(admin, open, true);
+    expect((await fetchStableOffset(admin, group, source, 0, undefined, false))?.offset).toBe('42');
+    await transaction.abort();
+    expect((await fetchStableOffset(admin, group, source, 0))?.offset).toBe('42');
+  });
+});
