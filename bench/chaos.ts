@@ -142,7 +142,8 @@ class Chaos {
       const response = await fetch(`${this.adminUrl}/api/v1/pipelines`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(definition),
+        // Bound to this run's processor group, the one its replicas form.
+        body: JSON.stringify({ ...definition, processor_group: this.group }),
       });
       if (response.status !== 201)
         throw new Error(`creating ${definition.id}: ${response.status} ${await response.text()}`);

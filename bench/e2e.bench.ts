@@ -95,7 +95,7 @@ async function sluiceRate(
   await ensureTopics(admin, [
     { topic: internalTopics(build.prefix).pipelines, numPartitions: 1, compacted: true },
   ]);
-  await putPipeline(kafka, internalTopics(build.prefix).pipelines, definition);
+  await putPipeline(kafka, internalTopics(build.prefix).pipelines, definition, group);
   const bench = startReplica({
     id: `${build.name}-0`,
     prefix: build.prefix,
@@ -151,7 +151,7 @@ async function restoreTime(admin: Admin): Promise<void> {
   }));
   // The same installation (group) as (b): its pipelines' state is current, only this one builds.
   const group = `${prefix}.processor`;
-  await putPipeline(kafka, topics.pipelines, definition);
+  await putPipeline(kafka, topics.pipelines, definition, group);
   const first = replica('restore-0', group);
   await produce(kafka, `${prefix}.events`, visits, 'restore probe');
   const watched = [`${prefix}.events`, repartitionTopic(definition.id, prefix)];
@@ -214,12 +214,13 @@ async function latency(admin: Admin): Promise<void> {
   const [stateless, windowed] = probePipelines(latencyPrefix, [randomUUID(), randomUUID()]).map(
     definitionOf,
   );
+  const latencyGroup = `${latencyPrefix}.processor`;
   for (const definition of [stateless!, windowed!])
-    await putPipeline(kafka, pipelinesTopic, definition);
+    await putPipeline(kafka, pipelinesTopic, definition, latencyGroup);
   const probe = startReplica({
     id: 'latency-0',
     prefix: latencyPrefix,
-    group: `${latencyPrefix}.processor`,
+    group: latencyGroup,
     nodeFlags: NODE_FLAGS,
   });
   // The definitions are in the topic before the replica starts: its first join reads the

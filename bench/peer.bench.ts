@@ -143,7 +143,7 @@ async function sluiceRun(admin: Admin, pipelineId: string): Promise<Run> {
     dailyRevenueDefinition({ id: pipelineId, output: `${prefix}.sluice.daily_revenue` }),
   );
   const group = `${prefix}.processor`;
-  await putPipeline(kafka, topics.pipelines, definition);
+  await putPipeline(kafka, topics.pipelines, definition, group);
   const replica = startReplica({ id: 'peer-bench-0', prefix, group });
   try {
     while ((await consumedBy(replica)) === 0) {

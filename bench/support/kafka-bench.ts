@@ -133,10 +133,19 @@ export async function putPipeline(
   kafka: Kafka,
   pipelinesTopic: string,
   definition: PipelineDefinition,
+  /** The CONSUMER_GROUP of the replicas that are to run it. */
+  processorGroup: string,
 ): Promise<void> {
   const producer = kafka.producer();
   await producer.connect();
-  const stored = { ...definition, version: 1, reset_generation: 0, created_at: '', updated_at: '' };
+  const stored = {
+    ...definition,
+    processor_group: processorGroup,
+    version: 1,
+    reset_generation: 0,
+    created_at: '',
+    updated_at: '',
+  };
   await producer.send({
     topic: pipelinesTopic,
     messages: [{ key: definition.id, value: JSON.stringify(stored) }],

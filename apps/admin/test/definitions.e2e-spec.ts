@@ -243,6 +243,36 @@ describe('definitions', () => {
     expect((await api('GET', '/health/ready')).body['outbox']).toEqual({ refused: [] });
   });
 
+  it('keeps a pipeline on its processor group: an update naming another is a 400 at the path', async () => {
+    const created = await api(
+      'POST',
+      '/api/v1/pipelines',
+      dailyRevenue({ processor_group: 'bars' }),
+    );
+    expect(created.status).toBe(201);
+    const id = created.body['pipeline_id'] as string;
+    const same = await api(
+      'PUT',
+      `/api/v1/pipelines/${id}`,
+      dailyRevenue({ processor_group: 'bars', name: 'v2' }),
+    );
+    expect(same.status).toBe(200);
+    for (const moved of [dailyRevenue({ processor_group: 'demo' }), dailyRevenue()]) {
+      const refused = await api('PUT', `/api/v1/pipelines/${id}`, moved);
+      expect(refused.status).toBe(400);
+      expect(refused.body['details']).toEqual([
+        {
+          path: 'processor_group',
+          message: expect.stringContaining('must stay bars'),
+        },
+      ]);
+    }
+    expect((await api('GET', `/api/v1/pipelines/${id}`)).body).toMatchObject({
+      version: 2,
+      processor_group: 'bars',
+    });
+  });
+
   it('validates and previews a graph definition, and refuses to store one yet', async () => {
     const graph = {
       version: 1,

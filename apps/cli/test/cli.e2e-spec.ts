@@ -41,7 +41,7 @@ describe('sluice CLI against a running Sluice', () => {
       writeFileSync(
         path,
         readFileSync(path, 'utf8')
-          .replace(/^output: .*$/m, `output: ${output}`)
+          .replace(/^output: .*$/m, `output: ${output}\nprocessor_group: ${system.group}`)
           .replace('source: customers', `source: ${customersTopic}`),
       );
     }

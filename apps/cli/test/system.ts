@@ -23,6 +23,8 @@ export interface CliRun {
 export class SluiceSystem {
   readonly token = `cli-e2e-${uniqueName('token')}`;
   readonly prefix = uniqueName('sluice-cli');
+  /** The processor's CONSUMER_GROUP: the processor group the examples are bound to here. */
+  readonly group = `${this.prefix}-group`;
   /** A source topic per example: each example's events keep their own event-time range. */
   readonly sourceTopics = ['a', 'b', 'c', 'd'].map((n) => uniqueName(`cli-events-${n}`));
   adminUrl = '';
@@ -51,7 +53,7 @@ export class SluiceSystem {
     this.launch('processor', {
       ...common,
       SOURCE_TOPICS: this.sourceTopics.join(','),
-      CONSUMER_GROUP: `${this.prefix}-group`,
+      CONSUMER_GROUP: this.group,
       PROCESSOR_ID: 'cli-e2e-1',
       METRICS_PORT: String(await freePort()),
       STATS_INTERVAL_MS: '500',

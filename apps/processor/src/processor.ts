@@ -65,6 +65,7 @@ export class Processor {
     this.registry = new DefinitionRegistry({
       lookups: this.tables,
       rules: { topicPrefix: config.topicPrefix, sourceTopics: config.sourceTopics },
+      processorGroup: config.consumerGroup,
     });
     this.tasks = new TaskManager({
       logger,

@@ -214,6 +214,8 @@ export class TestCluster {
   ): Promise<void> {
     const value = {
       ...definition,
+      // This cluster's replicas' group, unless the test binds the pipeline to another.
+      processor_group: definition.processor_group ?? this.group,
       source_event_types: definition.source_event_types ?? [],
       enabled: definition.enabled ?? true,
       version: stored.version ?? 1,

@@ -46,6 +46,17 @@ export const TopicNameSchema = Type.String({
   'x-message': 'must be a Kafka topic name (letters, digits, `.`, `_`, `-`; at most 249)',
 });
 
+/** The processor group (CONSUMER_GROUP) a pipeline runs on when it names none. */
+export const DEFAULT_PROCESSOR_GROUP = 'sluice-processor';
+
+/** A processor group: the CONSUMER_GROUP of the replicas that run a pipeline. */
+export const ProcessorGroupSchema = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[a-zA-Z0-9._-]+$',
+  'x-message': 'must be a processor group, a CONSUMER_GROUP (letters, digits, `.`, `_`, `-`)',
+});
+
 const policies = {
   on_missing: Type.Optional(literals(POLICIES)),
   on_invalid: Type.Optional(literals(POLICIES)),
@@ -174,6 +185,7 @@ export const PipelineDefinitionSchema = Type.Object(
     operators: Type.Array(OperatorSchema),
     enabled: Type.Optional(Type.Boolean()),
     output: TopicNameSchema,
+    processor_group: Type.Optional(ProcessorGroupSchema),
   },
   { additionalProperties: false },
 );
@@ -205,4 +217,11 @@ export interface PipelineDefinition {
   operators: Operator[];
   enabled: boolean;
   output: string;
+  /** Absent: DEFAULT_PROCESSOR_GROUP (kept as written, so a definition reads back unchanged). */
+  processor_group?: string;
+}
+
+/** The processor group whose replicas run `definition`. */
+export function processorGroupOf(definition: { processor_group?: string }): string {
+  return definition.processor_group ?? DEFAULT_PROCESSOR_GROUP;
 }

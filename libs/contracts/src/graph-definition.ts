@@ -9,6 +9,7 @@ import {
   EnrichOperatorSchema,
   FilterOperatorSchema,
   MapOperatorSchema,
+  ProcessorGroupSchema,
   ReduceOperatorSchema,
   TopicNameSchema,
   WindowOperatorSchema,
@@ -95,6 +96,7 @@ export const GraphDefinitionSchema = Type.Object(
     sources: Type.Array(GraphSourceSchema, { minItems: 1 }),
     transforms: Type.Optional(Type.Array(GraphTransformSchema)),
     sinks: Type.Array(GraphSinkSchema, { minItems: 1 }),
+    processor_group: Type.Optional(ProcessorGroupSchema),
   },
   { additionalProperties: false },
 );
@@ -112,6 +114,7 @@ export interface PipelineGraph {
   sources: Array<GraphSource & { event_types: string[]; start: string }>;
   transforms: GraphTransform[];
   sinks: GraphSink[];
+  processor_group?: string;
 }
 
 /** Why a graph cannot be stored yet: the processor runs only the linear form (docs/design.md §9). */

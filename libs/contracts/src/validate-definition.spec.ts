@@ -1,4 +1,5 @@
 import { parseDefinitionText, formatOfContentType } from './parse-definition';
+import { DEFAULT_PROCESSOR_GROUP, processorGroupOf } from './definition';
 import { validateDefinition } from './validate-definition';
 
 const dailyRevenue = {
@@ -50,6 +51,21 @@ describe('validateDefinition', () => {
       enabled: true,
       description: null,
     });
+  });
+
+  it('takes a processor group, kept as written and absent when not written', () => {
+    const grouped = validateDefinition({ ...dailyRevenue, processor_group: 'bars.processor' });
+    expect(grouped.valid && grouped.definition.processor_group).toBe('bars.processor');
+    expect(grouped.valid && processorGroupOf(grouped.definition)).toBe('bars.processor');
+    const plain = validateDefinition(dailyRevenue);
+    expect(plain.valid && 'processor_group' in plain.definition).toBe(false);
+    expect(plain.valid && processorGroupOf(plain.definition)).toBe(DEFAULT_PROCESSOR_GROUP);
+    expect(errorsOf({ ...dailyRevenue, processor_group: 'no spaces' })).toEqual([
+      {
+        path: 'processor_group',
+        message: 'must be a processor group, a CONSUMER_GROUP (letters, digits, `.`, `_`, `-`)',
+      },
+    ]);
   });
 
   it('reports every problem at once, each with its JSON path', () => {

@@ -49,5 +49,6 @@ function withDefaults(input: GraphDefinitionInput): PipelineGraph {
     })),
     transforms: input.transforms ?? [],
     sinks: input.sinks,
+    ...(input.processor_group === undefined ? {} : { processor_group: input.processor_group }),
   };
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sameDefinition } from '@sluice/contracts';
+import { processorGroupOf, sameDefinition } from '@sluice/contracts';
 import type { PipelineDefinition, StoredField, StoredPipeline } from '@sluice/contracts';
 import type { EntityManager } from 'typeorm';
 
@@ -123,6 +123,7 @@ export class PipelinesService {
         );
       }
       checkStoredFields(id, storedPipelineOf(row), stored);
+      checkSameGroup(row.definition, definition);
       const now = new Date();
       row.definition = definition;
       row.name = definition.name;
@@ -311,4 +312,20 @@ function checkStoredFields(
 
 export function notFound(id: string): DomainError {
   return new DomainError('not_found', `no pipeline ${id}`);
+}
+
+/**
+ * A pipeline stays on its processor group: another group's replicas have their own
+ * transactional ids, so nothing would fence the first group's last transactions while the
+ * second one took over the pipeline's topics and state.
+ */
+function checkSameGroup(before: PipelineDefinition, after: PipelineDefinition): void {
+  const was = processorGroupOf(before);
+  if (processorGroupOf(after) === was) return;
+  throw new DomainError('validation_failed', 'a pipeline cannot move to another processor group', [
+    {
+      path: 'processor_group',
+      message: `must stay ${was}: delete the pipeline and create it again under the other group (its state starts afresh)`,
+    },
+  ]);
 }

@@ -42,7 +42,7 @@ export interface ParkedPipeline {
   attempts: number;
 }
 
-type Applicable = Exclude<RegistryChange, { kind: 'ignored' }>;
+type Applicable = Exclude<RegistryChange, { kind: 'ignored' } | { kind: 'elsewhere' }>;
 
 export class DefinitionApplier {
   /** Each pipeline's latest change not applied yet. */
@@ -73,6 +73,13 @@ export class DefinitionApplier {
   }
 
   enqueue(change: RegistryChange): void {
+    if (change.kind === 'elsewhere') {
+      this.options.logger.debug(
+        { pipeline_id: change.id, processor_group: change.group },
+        "another processor group's pipeline; not run here",
+      );
+      return;
+    }
     if (change.kind === 'ignored') {
       this.options.logger.warn(
         { pipeline_id: change.id, reason: change.reason },

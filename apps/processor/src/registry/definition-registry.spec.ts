@@ -17,6 +17,27 @@ function record(overrides: Partial<StoredPipeline> = {}): string {
 }
 
 describe('DefinitionRegistry', () => {
+  it("runs its own processor group's pipelines only, the default group's when none is named", () => {
+    const bars = new DefinitionRegistry({ processorGroup: 'bars' });
+    expect(bars.apply(ID, record())).toEqual({
+      kind: 'elsewhere',
+      id: ID,
+      group: 'sluice-processor',
+    });
+    expect(bars.apply(ID, record({ version: 2, processor_group: 'bars' })).kind).toBe('created');
+    // Moved away by a later record: stopped here.
+    expect(bars.apply(ID, record({ version: 3, processor_group: 'demo' })).kind).toBe('deleted');
+    expect(bars.size).toBe(0);
+
+    const standard = new DefinitionRegistry();
+    expect(standard.apply(ID, record()).kind).toBe('created');
+    // Another group's invalid record is not this replica's to park.
+    expect(
+      standard.apply(ID, record({ version: 2, processor_group: 'bars', operators: 'x' as never }))
+        .kind,
+    ).toBe('deleted');
+  });
+
   it('creates, updates, resets and deletes pipelines in log order', () => {
     const registry = new DefinitionRegistry();
     const created = registry.apply(ID, record());

@@ -1,7 +1,13 @@
 // The processor's view of `sluice.pipelines` (docs/design.md §5): every record is applied in log order,
 // validated and compiled once. Records are never trusted blindly: a malformed or invalid one is
 // reported and skipped, and a record older than what is known (a re-sent outbox row) is ignored.
-import { canonicalJson, splitStoredFields, validateDefinition } from '@sluice/contracts';
+import {
+  canonicalJson,
+  DEFAULT_PROCESSOR_GROUP,
+  processorGroupOf,
+  splitStoredFields,
+  validateDefinition,
+} from '@sluice/contracts';
 import type { DefinitionValidationOptions, StoredPipeline } from '@sluice/contracts';
 import { compilePipeline } from '@sluice/operators';
 import type { CompiledPipeline, CompileOptions } from '@sluice/operators';
@@ -24,11 +30,15 @@ export type RegistryChange =
    * definition, if any, goes on running.
    */
   | { kind: 'invalid'; id: string; version: number; reset_generation: number; reason: string }
-  | { kind: 'ignored'; id: string; reason: string };
+  | { kind: 'ignored'; id: string; reason: string }
+  /** Another processor group's pipeline: this replica neither runs nor reports it. */
+  | { kind: 'elsewhere'; id: string; group: string };
 
 export interface RegistryOptions extends CompileOptions {
   /** This replica's topic prefix and source topics, which definitions are checked against. */
   rules?: DefinitionValidationOptions;
+  /** This replica's CONSUMER_GROUP: it runs the pipelines of that processor group only. */
+  processorGroup?: string;
 }
 
 export class DefinitionRegistry {
@@ -58,6 +68,13 @@ export class DefinitionRegistry {
       if (!known) return { kind: 'ignored', id, reason: 'tombstone for an unknown pipeline' };
       this.pipelines.delete(id);
       return { kind: 'deleted', id };
+    }
+    const group = groupOfRecord(value);
+    if (group !== undefined && group !== (this.options.processorGroup ?? DEFAULT_PROCESSOR_GROUP)) {
+      // Moved away (the admin refuses that, a hand-written record may not): stop running it.
+      if (known) this.pipelines.delete(id);
+      this.invalid.delete(id);
+      return known ? { kind: 'deleted', id } : { kind: 'elsewhere', id, group };
     }
     const parsed = parseStored(id, value, this.options.rules ?? {});
     if ('reason' in parsed) {
@@ -143,4 +160,17 @@ function isNewer(candidate: Generation, current: Generation): boolean {
 /** What decides a pipeline's state: its operators and the events it reads. */
 function semantics(stored: StoredPipeline): string {
   return canonicalJson([stored.operators, [...stored.source_event_types].sort()]);
+}
+
+/** The processor group a record names (the default when it names none), if it is readable. */
+function groupOfRecord(value: string): string | undefined {
+  try {
+    const record: unknown = JSON.parse(value);
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
+    const group = (record as { processor_group?: unknown }).processor_group;
+    if (group !== undefined && typeof group !== 'string') return undefined;
+    return processorGroupOf({ processor_group: group });
+  } catch {
+    return undefined;
+  }
 }
