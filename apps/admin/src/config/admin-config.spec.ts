@@ -35,6 +35,7 @@ describe('loadAdminConfig', () => {
       tokensFile: undefined,
       metricsToken: undefined,
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/sluice',
+      database: { url: 'postgres://postgres@127.0.0.1:5432/sluice', ssl: false },
       kafkaBrokers: ['127.0.0.1:9092'],
       logLevel: 'info',
       logFormat: 'json',

@@ -15,6 +15,10 @@ import {
 } from '@sluice/config';
 
 import { ADMIN_TOKEN_NAME, digestOf, parseTokensFile } from '../auth/api-tokens';
+import { postgresConnection } from '../database/postgres-tls';
+import type { PostgresConnection } from '../database/postgres-tls';
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/sluice';
 import type { ApiToken } from '../auth/api-tokens';
 
 export { ConfigurationError };
@@ -34,6 +38,12 @@ export class AdminEnvironment extends ServiceEnvironment {
   @MinLength(16, { message: 'SLUICE_ADMIN_TOKEN must be at least 16 characters' })
   SLUICE_ADMIN_TOKEN?: string;
 
+  /** The CA that signs PostgreSQL's certificate (with sslmode=verify-full in DATABASE_URL). */
+  @IsOptional()
+  @Transform(trimmed)
+  @IsString()
+  DATABASE_CA_FILE?: string;
+
   /** A YAML list of { name, token_sha256, role }: README, Security. */
   @IsOptional()
   @Transform(trimmed)
@@ -52,7 +62,7 @@ export class AdminEnvironment extends ServiceEnvironment {
   @Matches(/^postgres(ql)?:\/\/[^/\s]+\/[^/\s?]+(\?\S*)?$/, {
     message: 'DATABASE_URL must look like postgres://user@host:5432/database',
   })
-  DATABASE_URL: string = 'postgres://postgres@127.0.0.1:5432/sluice';
+  DATABASE_URL: string = DEFAULT_DATABASE_URL;
 
   @IsOptional()
   @Transform(integer)
@@ -77,6 +87,8 @@ export interface AdminConfig {
   tokensFile: string | undefined;
   metricsToken: string | undefined;
   databaseUrl: string;
+  /** The URL without its sslmode, and the TLS options that sslmode and DATABASE_CA_FILE mean. */
+  database: PostgresConnection;
   kafkaBrokers: string[];
   logLevel: string;
   logFormat: 'json' | 'pretty';
@@ -97,10 +109,16 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
     if (!(error instanceof ConfigurationError)) throw error;
     problems.push(...error.problems);
   }
+  const database = postgresConnection(
+    setting(env['DATABASE_URL']) ?? DEFAULT_DATABASE_URL,
+    setting(env['DATABASE_CA_FILE']),
+  );
+  if (!('connection' in database)) problems.push(...database.problems);
   const adminToken = environmentToken(setting(env['SLUICE_ADMIN_TOKEN']));
   const tokens = loadTokens(adminToken, setting(env['SLUICE_API_TOKENS_FILE']));
   if ('problems' in tokens) problems.push(...tokens.problems);
-  if (parsed === undefined || 'problems' in tokens) throw new ConfigurationError(problems);
+  if (parsed === undefined || 'problems' in tokens || !('connection' in database))
+    throw new ConfigurationError(problems);
   return {
     port: parsed.ADMIN_PORT,
     adminToken,
@@ -108,6 +126,7 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
     tokensFile: parsed.SLUICE_API_TOKENS_FILE,
     metricsToken: parsed.METRICS_TOKEN,
     databaseUrl: parsed.DATABASE_URL,
+    database: database.connection,
     kafkaBrokers: listOf(parsed.KAFKA_BROKERS),
     logLevel: parsed.LOG_LEVEL,
     logFormat: parsed.LOG_FORMAT as 'json' | 'pretty',

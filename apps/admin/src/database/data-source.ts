@@ -1,6 +1,9 @@
+import type { TlsOptions } from 'node:tls';
+
 import { DataSource } from 'typeorm';
 
 import { ENTITIES } from './entities';
+import type { PostgresConnection } from './postgres-tls';
 import { InitialSchema1764403200000 } from './migrations/1764403200000-InitialSchema';
 import { DefinitionsAsWritten1764921600000 } from './migrations/1764921600000-DefinitionsAsWritten';
 import { VersionNotes1767225600000 } from './migrations/1767225600000-VersionNotes';
@@ -11,10 +14,14 @@ export const MIGRATIONS = [
   VersionNotes1767225600000,
 ];
 
-export function createDataSource(databaseUrl: string): DataSource {
+/** The admin's PostgreSQL connection pool; `connection` from postgresConnection (TLS). */
+export function createDataSource(connection: PostgresConnection): DataSource {
   return new DataSource({
     type: 'postgres',
-    url: databaseUrl,
+    url: connection.url,
+    // Client-side TLS options (checkServerIdentity included), which pg hands to tls.connect;
+    // TypeORM's type names the server-side ones.
+    ssl: connection.ssl as boolean | TlsOptions,
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'sluice_migrations',

@@ -42,7 +42,7 @@ export class DatabaseService implements OnModuleInit, OnApplicationShutdown {
   private closed = false;
 
   constructor(@Inject(ADMIN_CONFIG) config: AdminConfig) {
-    this.dataSource = createDataSource(config.databaseUrl);
+    this.dataSource = createDataSource(config.database);
   }
 
   /** Waits for the first connection a few seconds at most; retries go on in the background. */
