@@ -20,6 +20,20 @@ if ! [[ "$nodes" =~ ^[1-9][0-9]*$ ]]; then
   exit 1
 fi
 
+secure="${SLUICE_KAFKA_SECURE:-}"
+if [[ -n "$secure" ]]; then
+  if [[ "$nodes" -ne 1 ]]; then
+    say "SLUICE_KAFKA_SECURE=1 makes a single secured node; it cannot be combined with KAFKA_NODES=$nodes"
+    exit 1
+  fi
+  if [[ -f "$home/data/meta.properties" && ! -f "$home/secure/.complete" ]]; then
+    say "$home was formatted without SLUICE_KAFKA_SECURE (its users are made at format time); run kafka:down and remove it first"
+    exit 1
+  fi
+  source "$here/kafka-secure.sh"
+  secure_material
+fi
+
 # The cache is complete for the pom.xml it was fetched with; a changed pom fetches again.
 pom_sum="$(sha256sum "$here/pom.xml" | cut -d' ' -f1)"
 if [[ ! -f "$libs/.complete" || "$(cat "$libs/.complete")" != "$pom_sum" ]]; then
@@ -74,12 +88,14 @@ start_node() {
   sed -e "s|@NODE_ID@|$n|" -e "s|@QUORUM@|$quorum|" -e "s|@DATA_DIR@|$dir/data|" \
     -e "s|@PORT@|$port|" -e "s|@CONTROLLER_PORT@|$cport|" -e "s|@REPLICATION@|$replication|" \
     -e "s|@MIN_ISR@|$min_isr|" "$here/server.properties.template" >"$props"
+  [[ -n "$secure" ]] && secure_properties "$props" "$port" "$cport"
   if [[ ! -f "$dir/data/meta.properties" ]]; then
     say "formatting KRaft storage of node $n in $dir/data"
-    local standalone=()
+    local standalone=() scram=()
     [[ "$nodes" -eq 1 ]] && standalone=(--standalone)
+    [[ -n "$secure" ]] && mapfile -t scram < <(secure_format_args)
     java "${java_opts[@]}" -cp "$classpath" kafka.tools.StorageTool format \
-      -t "$cluster_id" -c "$props" "${standalone[@]}" >>"$dir/broker.log" 2>&1
+      -t "$cluster_id" -c "$props" "${standalone[@]}" "${scram[@]}" >>"$dir/broker.log" 2>&1
   fi
   say "starting node $n on 127.0.0.1:$port (log: $dir/broker.log)"
   # setsid: the broker outlives this script and the npm process that ran it.
@@ -100,6 +116,10 @@ java -Xmx128m -Dlog4j2.level=OFF -Dlog4j2.statusLoggerLevel=OFF -cp "$libs/*" "$
   done
   exit 1
 }
+if [[ -n "$secure" ]]; then
+  secure_acls
+  say "secured: SASL_SSL on 127.0.0.1:$secure_port, mTLS on 127.0.0.1:$mtls_port; a client's settings are in $secure_dir/secure.env"
+fi
 pids=""
 for n in $(seq 1 "$nodes"); do pids="${pids:+$pids, }$(node_pid "$n" || echo '?')"; done
 say "ready (pid $pids); bootstrap $bootstrap"

@@ -1,5 +1,6 @@
 import type { DefinitionValidationOptions } from '@sluice/contracts';
-import { brokersFromEnv } from '@sluice/kafka';
+import { brokersFromEnv, kafkaSecurityFromEnv } from '@sluice/kafka';
+import type { KafkaSecurity } from '@sluice/kafka';
 
 import { CliError } from './errors';
 
@@ -18,6 +19,14 @@ export function kafkaBrokers(env: NodeJS.ProcessEnv = process.env): string[] {
   } catch (error) {
     throw new CliError((error as Error).message);
   }
+}
+
+/** TLS and SASL to Kafka (KAFKA_SSL…, KAFKA_SASL_…), for the same commands; every problem. */
+export function kafkaSecurity(env: NodeJS.ProcessEnv = process.env): KafkaSecurity {
+  const read = kafkaSecurityFromEnv(env);
+  if (!('security' in read))
+    throw new CliError('the Kafka security settings are not usable', read.problems);
+  return read.security;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CliEnvironment {

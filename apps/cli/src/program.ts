@@ -9,7 +9,7 @@ import { runProduce } from './commands/produce';
 import { runStats } from './commands/stats';
 import { runTail } from './commands/tail';
 import { runValidate, validateDocuments } from './commands/validate';
-import { definitionRules, kafkaBrokers, readEnvironment } from './environment';
+import { definitionRules, kafkaBrokers, kafkaSecurity, readEnvironment } from './environment';
 import { CliError } from './errors';
 import { readDefinitionDocuments } from './io/definition-files';
 import { outputFormat, stdoutPrinter } from './output/printer';
@@ -193,6 +193,7 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
           topic,
           {
             brokers: kafkaBrokers(),
+            security: kafkaSecurity(),
             fromBeginning: options.fromBeginning,
             max: options.max,
             idleExitMs: options.idleExit === undefined ? undefined : options.idleExit * 1000,
@@ -227,6 +228,7 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
           options.filename,
           {
             brokers: kafkaBrokers(),
+            security: kafkaSecurity(),
             topic: options.topic,
             keyField: options.key,
             batchSize: options.batch,

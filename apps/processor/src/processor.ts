@@ -10,7 +10,13 @@ import type { Logger } from 'pino';
 
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
-import { createKafka, ensureTopics, isRetriable, retryRetriable } from '@sluice/kafka';
+import {
+  createKafka,
+  ensureTopics,
+  isRetriable,
+  isSecurityRefusal,
+  retryRetriable,
+} from '@sluice/kafka';
 
 import type { ProcessorConfig } from './config/processor-config';
 import { GroupConsumer } from './group/group-consumer';
@@ -56,6 +62,7 @@ export class Processor {
     this.kafka = createKafka({
       clientId: `sluice-processor.${config.processorId}`,
       brokers: config.kafkaBrokers,
+      security: config.kafkaSecurity,
       logCreator: kafkaLogCreator(logger),
     });
     this.admin = this.kafka.admin();
@@ -163,7 +170,8 @@ export class Processor {
           await this.statsProducer?.disconnect().catch(() => undefined);
           this.follower = undefined;
           this.statsProducer = undefined;
-          if (!isRetriable(error)) {
+          // A refused password or an untrusted certificate is not a broker being away.
+          if (!isRetriable(error) || isSecurityRefusal(error)) {
             fatal = error;
             return;
           }

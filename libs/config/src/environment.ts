@@ -2,7 +2,7 @@
 // variables, validated once at boot with class-validator; a bad environment stops the app with
 // every problem listed, not just the first.
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsOptional, Matches, validateSync } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, validateSync } from 'class-validator';
 
 export class ConfigurationError extends Error {
   constructor(readonly problems: string[]) {
@@ -32,6 +32,40 @@ export class ServiceEnvironment {
     message: 'KAFKA_BROKERS must be a comma-separated list of host:port',
   })
   KAFKA_BROKERS: string = '127.0.0.1:9092';
+
+  // TLS and SASL to Kafka (README, Security). Declared here so that every app names them
+  // alike; @sluice/kafka's kafkaSecurityFromEnv checks how they go together.
+  @IsOptional()
+  @IsString()
+  KAFKA_SSL?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SSL_CA_FILE?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SSL_CERT_FILE?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SSL_KEY_FILE?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SASL_MECHANISM?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SASL_USERNAME?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SASL_PASSWORD?: string;
+
+  @IsOptional()
+  @IsString()
+  KAFKA_SASL_PASSWORD_FILE?: string;
 
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -1,5 +1,13 @@
 export { brokersFromEnv, DEFAULT_KAFKA_BROKERS } from './config';
 export { createKafka } from './client';
+export {
+  isSecurityRefusal,
+  KafkaSecurityError,
+  kafkaSecurityFromEnv,
+  requireKafkaSecurity,
+  SASL_MECHANISMS,
+} from './security';
+export type { KafkaSecurity, SaslMechanism } from './security';
 export type { KafkaClientOptions } from './client';
 export { ensureTopics } from './topics';
 export type { TopicSpec } from './topics';

@@ -37,6 +37,7 @@ describe('loadAdminConfig', () => {
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/sluice',
       database: { url: 'postgres://postgres@127.0.0.1:5432/sluice', ssl: false },
       kafkaBrokers: ['127.0.0.1:9092'],
+      kafkaSecurity: {},
       logLevel: 'info',
       logFormat: 'json',
       topicPrefix: 'sluice',

@@ -14,6 +14,9 @@ import {
   trimmed,
 } from '@sluice/config';
 
+import { kafkaSecurityFromEnv } from '@sluice/kafka';
+import type { KafkaSecurity } from '@sluice/kafka';
+
 import { ADMIN_TOKEN_NAME, digestOf, parseTokensFile } from '../auth/api-tokens';
 import { postgresConnection } from '../database/postgres-tls';
 import type { PostgresConnection } from '../database/postgres-tls';
@@ -90,6 +93,8 @@ export interface AdminConfig {
   /** The URL without its sslmode, and the TLS options that sslmode and DATABASE_CA_FILE mean. */
   database: PostgresConnection;
   kafkaBrokers: string[];
+  /** TLS and SASL to Kafka (secrets included: never logged). */
+  kafkaSecurity: KafkaSecurity;
   logLevel: string;
   logFormat: 'json' | 'pretty';
   topicPrefix: string;
@@ -114,10 +119,17 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
     setting(env['DATABASE_CA_FILE']),
   );
   if (!('connection' in database)) problems.push(...database.problems);
+  const kafka = kafkaSecurityFromEnv(env);
+  if (!('security' in kafka)) problems.push(...kafka.problems);
   const adminToken = environmentToken(setting(env['SLUICE_ADMIN_TOKEN']));
   const tokens = loadTokens(adminToken, setting(env['SLUICE_API_TOKENS_FILE']));
   if ('problems' in tokens) problems.push(...tokens.problems);
-  if (parsed === undefined || 'problems' in tokens || !('connection' in database))
+  if (
+    parsed === undefined ||
+    'problems' in tokens ||
+    !('connection' in database) ||
+    !('security' in kafka)
+  )
     throw new ConfigurationError(problems);
   return {
     port: parsed.ADMIN_PORT,
@@ -128,6 +140,7 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
     databaseUrl: parsed.DATABASE_URL,
     database: database.connection,
     kafkaBrokers: listOf(parsed.KAFKA_BROKERS),
+    kafkaSecurity: kafka.security,
     logLevel: parsed.LOG_LEVEL,
     logFormat: parsed.LOG_FORMAT as 'json' | 'pretty',
     topicPrefix: parsed.SLUICE_TOPIC_PREFIX,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { createKafka, ensureTopics } from '@sluice/kafka';
+import { createKafka, ensureTopics, isSecurityRefusal } from '@sluice/kafka';
 import type { TopicSpec } from '@sluice/kafka';
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
@@ -28,6 +28,7 @@ export class KafkaService implements OnApplicationShutdown {
     this.kafka = createKafka({
       clientId: 'sluice-admin',
       brokers: config.kafkaBrokers,
+      security: config.kafkaSecurity,
       logLevel: logLevel.NOTHING,
       retry: { initialRetryTime: 200, retries: 3 },
     });
@@ -97,7 +98,20 @@ export class KafkaService implements OnApplicationShutdown {
       return await connect();
     } catch (error) {
       forget();
+      if (isSecurityRefusal(error)) this.stopOnRefusal(error);
       throw error;
     }
+  }
+
+  /**
+   * The cluster refused who the admin is (a wrong password) or the admin cannot trust the
+   * cluster (its certificate): no retry mends that, and a retry loop would hide it. One line,
+   * then exit 77 (EX_NOPERM).
+   */
+  private stopOnRefusal(error: unknown): never {
+    this.logger.fatal(
+      `Kafka refused the admin's credentials or certificate: ${(error as Error).message}; check KAFKA_SASL_* and KAFKA_SSL_*`,
+    );
+    process.exit(77);
   }
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
 import { createKafka, ensureTopics } from '@sluice/kafka';
+import type { KafkaSecurity } from '@sluice/kafka';
 import { SingleBar } from 'cli-progress';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Message } from 'kafkajs';
@@ -12,6 +13,8 @@ import { count } from '../output/printer';
 
 export interface ProduceOptions {
   brokers: string[];
+  /** TLS and SASL (environment.ts' kafkaSecurity). */
+  security: KafkaSecurity;
   topic: string;
   /** Top-level field whose value keys each record (docs/design.md §1: events are keyed by entity). */
   keyField: string;
@@ -35,6 +38,7 @@ export async function runProduce(
   const kafka = createKafka({
     clientId: 'sluice-cli',
     brokers: options.brokers,
+    security: options.security,
     logLevel: logLevel.NOTHING,
   });
   const producer = kafka.producer({

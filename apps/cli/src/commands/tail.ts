@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { createKafka } from '@sluice/kafka';
+import type { KafkaSecurity } from '@sluice/kafka';
 import { logLevel } from 'kafkajs';
 import type { EachMessagePayload } from 'kafkajs';
 import pc from 'picocolors';
@@ -10,6 +11,8 @@ import type { Printer } from '../output/printer';
 
 export interface TailOptions {
   brokers: string[];
+  /** TLS and SASL (environment.ts' kafkaSecurity). */
+  security: KafkaSecurity;
   fromBeginning: boolean;
   /** Stop after this many records. */
   max: number | undefined;
@@ -26,6 +29,7 @@ export async function runTail(topic: string, options: TailOptions, out: Printer)
   const kafka = createKafka({
     clientId: 'sluice-cli',
     brokers: options.brokers,
+    security: options.security,
     logLevel: logLevel.NOTHING,
   });
   const admin = kafka.admin();

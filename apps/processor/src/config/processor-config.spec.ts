@@ -6,6 +6,7 @@ describe('loadProcessorConfig', () => {
   it('applies the docs/design.md §7 defaults', () => {
     expect(loadProcessorConfig({})).toEqual({
       kafkaBrokers: ['127.0.0.1:9092'],
+      kafkaSecurity: {},
       sourceTopics: ['events'],
       consumerGroup: 'sluice-processor',
       processorId: hostname(),

@@ -14,6 +14,9 @@ import {
   trimmed,
 } from '@sluice/config';
 
+import { kafkaSecurityFromEnv } from '@sluice/kafka';
+import type { KafkaSecurity } from '@sluice/kafka';
+
 export { ConfigurationError };
 
 const NAME = /^[a-zA-Z0-9._-]+$/;
@@ -66,6 +69,8 @@ export class ProcessorEnvironment extends ServiceEnvironment {
 
 export interface ProcessorConfig {
   kafkaBrokers: string[];
+  /** TLS and SASL to Kafka (secrets included: never logged). */
+  kafkaSecurity: KafkaSecurity;
   sourceTopics: string[];
   consumerGroup: string;
   processorId: string;
@@ -80,9 +85,21 @@ export interface ProcessorConfig {
 }
 
 export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): ProcessorConfig {
-  const parsed = loadEnvironment(ProcessorEnvironment, env);
+  // Every problem at once: the environment's and the Kafka security settings'.
+  const problems: string[] = [];
+  let parsed: ProcessorEnvironment | undefined;
+  try {
+    parsed = loadEnvironment(ProcessorEnvironment, env);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    problems.push(...error.problems);
+  }
+  const kafka = kafkaSecurityFromEnv(env);
+  if (!('security' in kafka)) problems.push(...kafka.problems);
+  if (parsed === undefined || !('security' in kafka)) throw new ConfigurationError(problems);
   return {
     kafkaBrokers: listOf(parsed.KAFKA_BROKERS),
+    kafkaSecurity: kafka.security,
     sourceTopics: listOf(parsed.SOURCE_TOPICS),
     consumerGroup: parsed.CONSUMER_GROUP,
     processorId: parsed.PROCESSOR_ID,
