@@ -249,17 +249,30 @@ export class Processor {
   /**
    * A replica started while the broker is away (restarted, or not up yet) waits for it, as a
    * Kafka Streams application does, instead of exiting: kafkajs gives up after a few seconds.
+   * A refused password or an untrusted certificate is not waited out: the start-up fails.
    */
-  private untilConnected(): Promise<void> {
-    return untilSucceeds(() => this.admin.connect(), {
-      backoff: RECONNECT_BACKOFF,
-      stopped: () => this.state !== 'starting',
-      onError: (error, attempt, retryInMs) =>
-        this.logger.warn(
-          { err: error, attempt, retry_in_ms: retryInMs },
-          'Kafka is not reachable; waiting for it',
-        ),
-    });
+  private async untilConnected(): Promise<void> {
+    let refused: unknown;
+    await untilSucceeds(
+      async () => {
+        try {
+          await this.admin.connect();
+        } catch (error) {
+          if (!isSecurityRefusal(error)) throw error;
+          refused = error;
+        }
+      },
+      {
+        backoff: RECONNECT_BACKOFF,
+        stopped: () => this.state !== 'starting',
+        onError: (error, attempt, retryInMs) =>
+          this.logger.warn(
+            { err: error, attempt, retry_in_ms: retryInMs },
+            'Kafka is not reachable; waiting for it',
+          ),
+      },
+    );
+    if (refused !== undefined) throw refused;
   }
 
   private wantedTopics(): string[] {
