@@ -7,6 +7,8 @@ import {
   composeServices,
   containerOf,
   dockerHealthcheckPath,
+  kafkaSecretTemplate,
+  kafkaSecurityWiring,
   OVERLAYS,
   renderOverlay,
 } from '@sluice/config/deployment';
@@ -24,6 +26,28 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
   )!;
   const podSpec = (deployment.spec as { template: { spec: Record<string, unknown> } }).template
     .spec;
+
+  it("reads a secured Kafka's settings from the optional Secrets of kafka-secret.template.yaml", () => {
+    const wiring = kafkaSecurityWiring(manifests, 'sluice-processor');
+    expect(wiring.secretRefs).toContainEqual({ name: 'sluice-kafka', optional: true });
+    const files = wiring.secretMounts.find((mount) => mount.secret === 'sluice-kafka-files')!;
+    expect(files).toMatchObject({ optional: true, readOnly: true });
+    const template = kafkaSecretTemplate();
+    const variables = template['sluice-kafka']!;
+    // Every variable the template sets is one the app validates, and every file it names is
+    // one of the files Secret's keys, where the Deployment mounts them.
+    expect(Object.keys(variables).filter((name) => !known.includes(name))).toEqual([]);
+    const paths = Object.entries(variables)
+      .filter(([name]) => name.endsWith('_FILE'))
+      .map(([, path]) => path);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      expect(path.startsWith(`${files.mountPath}/`)).toBe(true);
+      expect(Object.keys(template['sluice-kafka-files']!)).toContain(
+        path.slice(files.mountPath.length + 1),
+      );
+    }
+  });
 
   it('gives the processor only variables it validates (the shared ConfigMap aside)', () => {
     expect(processor.environment.filter((name) => !known.includes(name))).toEqual([

@@ -52,7 +52,7 @@ interface ContainerSpec {
   image: string;
   command?: string[];
   env?: { name: string }[];
-  envFrom?: { configMapRef?: { name: string } }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
   ports?: { name?: string; containerPort: number }[];
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
@@ -67,7 +67,10 @@ export function containerOf(manifests: Manifest[], kind: string, name: string): 
   const ports = Object.fromEntries(
     (container.ports ?? []).map((p) => [p.name ?? String(p.containerPort), p.containerPort]),
   );
+  // Secrets read as variables hold what the cluster's operator puts there: their keys are
+  // checked against their templates instead (kafkaSecretTemplate).
   const fromConfigMaps = (container.envFrom ?? []).flatMap((source) => {
+    if (!source.configMapRef) return [];
     const configMap = manifests.find(
       (m) => m.kind === 'ConfigMap' && m.metadata.name === source.configMapRef?.name,
     );
@@ -118,4 +121,63 @@ export function dockerHealthcheckPath(target: string): string | undefined {
   return stage
     ? /(\/health[\w/]*)/.exec(stage.slice(stage.indexOf('HEALTHCHECK')))?.[1]
     : undefined;
+}
+
+/** How a Deployment gets a secured Kafka's settings (k8s/base/kafka-secret.template.yaml). */
+export interface KafkaSecurityWiring {
+  /** Secrets read as variables (`envFrom.secretRef`), with whether each is optional. */
+  secretRefs: Array<{ name: string; optional: boolean }>;
+  /** Secret volumes and where the first container mounts them. */
+  secretMounts: Array<{ secret: string; optional: boolean; mountPath: string; readOnly: boolean }>;
+}
+
+export function kafkaSecurityWiring(
+  manifests: Manifest[],
+  deployment: string,
+): KafkaSecurityWiring {
+  const workload = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === deployment);
+  if (!workload) throw new Error(`no Deployment ${deployment} in the rendered manifests`);
+  const pod = (workload.spec as { template: { spec: PodSpec } }).template.spec;
+  const container = pod.containers[0]!;
+  return {
+    secretRefs: (container.envFrom ?? [])
+      .filter((source) => source.secretRef)
+      .map((source) => ({
+        name: source.secretRef!.name,
+        optional: source.secretRef!.optional === true,
+      })),
+    secretMounts: (container.volumeMounts ?? []).flatMap((mount) => {
+      const volume = (pod.volumes ?? []).find((v) => v.name === mount.name);
+      if (!volume?.secret) return [];
+      return [
+        {
+          secret: volume.secret.secretName,
+          optional: volume.secret.optional === true,
+          mountPath: mount.mountPath,
+          readOnly: mount.readOnly === true,
+        },
+      ];
+    }),
+  };
+}
+
+interface PodSpec {
+  containers: Array<{
+    envFrom?: Array<{ secretRef?: { name: string; optional?: boolean } }>;
+    volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+  }>;
+  volumes?: Array<{ name: string; secret?: { secretName: string; optional?: boolean } }>;
+}
+
+/** The Secrets of k8s/base/kafka-secret.template.yaml, by name: their stringData. */
+export function kafkaSecretTemplate(): Record<string, Record<string, string>> {
+  const text = readFileSync(join(REPOSITORY_ROOT, 'k8s/base/kafka-secret.template.yaml'), 'utf8');
+  return Object.fromEntries(
+    parseAllDocuments(text)
+      .map(
+        (document) =>
+          document.toJS() as { metadata: { name: string }; stringData: Record<string, string> },
+      )
+      .map((secret) => [secret.metadata.name, secret.stringData]),
+  );
 }
