@@ -20,7 +20,15 @@ if ! [[ "$nodes" =~ ^[1-9][0-9]*$ ]]; then
   exit 1
 fi
 
-secure="${SLUICE_KAFKA_SECURE:-}"
+secure=""
+case "${SLUICE_KAFKA_SECURE:-}" in
+  1 | true) secure=yes ;;
+  "" | 0 | false) ;;
+  *)
+    say "SLUICE_KAFKA_SECURE must be 1 or 0, not $SLUICE_KAFKA_SECURE"
+    exit 1
+    ;;
+esac
 if [[ -n "$secure" ]]; then
   if [[ "$nodes" -ne 1 ]]; then
     say "SLUICE_KAFKA_SECURE=1 makes a single secured node; it cannot be combined with KAFKA_NODES=$nodes"
@@ -93,7 +101,12 @@ start_node() {
     say "formatting KRaft storage of node $n in $dir/data"
     local standalone=() scram=()
     [[ "$nodes" -eq 1 ]] && standalone=(--standalone)
-    [[ -n "$secure" ]] && mapfile -t scram < <(secure_format_args)
+    if [[ -n "$secure" ]]; then
+      # Not through a process substitution: a failure here must stop the format, not drop the users.
+      local format_args
+      format_args="$(secure_format_args)"
+      mapfile -t scram <<<"$format_args"
+    fi
     java "${java_opts[@]}" -cp "$classpath" kafka.tools.StorageTool format \
       -t "$cluster_id" -c "$props" "${standalone[@]}" "${scram[@]}" >>"$dir/broker.log" 2>&1
   fi

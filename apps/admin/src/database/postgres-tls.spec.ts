@@ -49,7 +49,18 @@ describe('postgresConnection', () => {
       'DATABASE_CA_FILE /nonexistent/ca.pem cannot be read: ENOENT',
     ]);
     expect(postgresConnection(URL_BASE, caFile).problems).toEqual([
-      'DATABASE_CA_FILE is set but DATABASE_URL has no sslmode: add sslmode=verify-full',
+      "DATABASE_CA_FILE is set but DATABASE_URL's sslmode is disable (or absent): add sslmode=verify-full",
+    ]);
+    expect(postgresConnection(`${URL_BASE}?sslmode=verify-ca`, undefined).problems).toEqual([
+      expect.stringContaining('sslmode=verify-ca needs DATABASE_CA_FILE'),
+    ]);
+    // Parameters node-postgres would let override the TLS options are refused.
+    expect(
+      postgresConnection(`${URL_BASE}?sslmode=verify-full&sslrootcert=/x.pem&ssl=0`, caFile)
+        .problems,
+    ).toEqual([
+      "DATABASE_URL's ssl is not taken: TLS is set by sslmode and DATABASE_CA_FILE",
+      "DATABASE_URL's sslrootcert is not taken: TLS is set by sslmode and DATABASE_CA_FILE",
     ]);
   });
 });

@@ -6,6 +6,14 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 
 const MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
+const OVERRIDING_PARAMETERS = [
+  'ssl',
+  'sslrootcert',
+  'sslcert',
+  'sslkey',
+  'sslpassword',
+  'uselibpqcompat',
+];
 export type SslMode = (typeof MODES)[number];
 
 export interface PostgresConnection {
@@ -34,11 +42,22 @@ export function postgresConnection(
       `DATABASE_URL's sslmode=${written} is not one of ${MODES.join(', ')} (allow and prefer could fall back to an unencrypted connection without a word)`,
     );
   }
+  // node-postgres would let these override the TLS options built here.
+  for (const parameter of OVERRIDING_PARAMETERS) {
+    if (url.searchParams.has(parameter))
+      problems.push(
+        `DATABASE_URL's ${parameter} is not taken: TLS is set by sslmode and DATABASE_CA_FILE`,
+      );
+  }
+  if (mode === 'verify-ca' && caFile === undefined)
+    problems.push(
+      'sslmode=verify-ca needs DATABASE_CA_FILE: against the system CAs without the host name check, any publicly trusted certificate would pass (use verify-full)',
+    );
   let ca: string | undefined;
   if (caFile !== undefined) {
     if (mode === 'disable')
       problems.push(
-        'DATABASE_CA_FILE is set but DATABASE_URL has no sslmode: add sslmode=verify-full',
+        "DATABASE_CA_FILE is set but DATABASE_URL's sslmode is disable (or absent): add sslmode=verify-full",
       );
     try {
       ca = readFileSync(caFile, 'utf8');

@@ -25,7 +25,9 @@ describe('DefinitionRegistry', () => {
       group: 'sluice-processor',
     });
     expect(bars.apply(ID, record({ version: 2, processor_group: 'bars' })).kind).toBe('created');
-    // Moved away by a later record: stopped here.
+    // A re-sent older record of another group changes nothing; a newer one moves it away.
+    expect(bars.apply(ID, record({ version: 1, processor_group: 'demo' })).kind).toBe('ignored');
+    expect(bars.size).toBe(1);
     expect(bars.apply(ID, record({ version: 3, processor_group: 'demo' })).kind).toBe('deleted');
     expect(bars.size).toBe(0);
 

@@ -71,10 +71,15 @@ export class DefinitionRegistry {
     }
     const group = groupOfRecord(value);
     if (group !== undefined && group !== (this.options.processorGroup ?? DEFAULT_PROCESSOR_GROUP)) {
-      // Moved away (the admin refuses that, a hand-written record may not): stop running it.
-      if (known) this.pipelines.delete(id);
+      if (!known) return { kind: 'elsewhere', id, group };
+      // A re-sent older record (the outbox relay is at-least-once) must not stop the pipeline.
+      const generation = generationOfRecord(value);
+      if (generation === undefined || !isNewer(generation, known.stored))
+        return { kind: 'ignored', id, reason: `an older record, of processor group ${group}` };
+      // Moved away by a newer record (the admin refuses that; a hand-written one may not).
+      this.pipelines.delete(id);
       this.invalid.delete(id);
-      return known ? { kind: 'deleted', id } : { kind: 'elsewhere', id, group };
+      return { kind: 'deleted', id };
     }
     const parsed = parseStored(id, value, this.options.rules ?? {});
     if ('reason' in parsed) {
@@ -170,6 +175,19 @@ function groupOfRecord(value: string): string | undefined {
     const group = (record as { processor_group?: unknown }).processor_group;
     if (group !== undefined && typeof group !== 'string') return undefined;
     return processorGroupOf({ processor_group: group });
+  } catch {
+    return undefined;
+  }
+}
+
+/** A record's version and reset generation, if it is readable. */
+function generationOfRecord(value: string): Generation | undefined {
+  try {
+    const record = JSON.parse(value) as Record<string, unknown>;
+    const version = record['version'];
+    const generation = record['reset_generation'];
+    if (!Number.isSafeInteger(version) || !Number.isSafeInteger(generation)) return undefined;
+    return { version: version as number, reset_generation: generation as number };
   } catch {
     return undefined;
   }

@@ -27,6 +27,8 @@ export class TaskProducer {
   private transaction: Transaction | undefined;
   private calls: Promise<void> = Promise.resolve();
   private queued = 0;
+  /** Whether the journal has begun the current transaction's entry. */
+  private journaled = false;
   /** The first failure of a queued call: every later call is skipped, and the task replaced. */
   private failure: unknown;
 
@@ -69,6 +71,9 @@ export class TaskProducer {
     this.producer = producer;
     await producer.connect();
     this.transaction = await producer.transaction();
+    // Journaled on first use, not here: what the journal holds from before the fence is what
+    // the task reads next to settle a transaction left open (open-transactions.ts).
+    this.journaled = false;
   }
 
   /** Queues records to send in the current transaction (begun when needed). */
@@ -188,7 +193,11 @@ export class TaskProducer {
     if (!this.producer) throw new Error(`the producer ${this.id} is not open`);
     if (this.transaction === undefined) {
       this.transaction = await this.producer.transaction();
+      this.journaled = false;
+    }
+    if (!this.journaled) {
       this.journal.begin();
+      this.journaled = true;
     }
     return this.transaction;
   }

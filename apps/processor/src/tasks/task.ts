@@ -24,7 +24,7 @@ import { RecordCollector } from './record-collector';
 import { TaskLifecycle } from './task-lifecycle';
 import type { TaskState } from './task-lifecycle';
 import { TaskProducer, transactionalId } from './task-producer';
-import { endOpenTransactions, HangingCommitError } from './open-transactions';
+import { endOpenTransactions, HangingCommitError, hangingSweepRefusal } from './open-transactions';
 import type { TransactionJournal } from './transaction-journal';
 
 export interface TaskContext {
@@ -396,14 +396,13 @@ export abstract class Task {
    * After the fence, the coordinator holds every transaction of this id complete, and their
    * markers written: an offset commit of this partition still pending is one whose marker was
    * never written (a hanging transaction, as a single-node broker's controlled shutdown leaves
-   * one: README, Known issues). Only a marker of this producer id ends it, and it is aborted by
-   * a transaction of this id writing to every partition the task may have written to, the
-   * offset included; the state is then rebuilt and the work redone from the offset committed
-   * before it. That holds when this replica had the commit acknowledged too: a partition's last
-   * stable offset stops at a transaction without a marker, so no read-committed reader (the
-   * group's offsets, downstream consumers, a restore) has seen anything of it, and aborting it
-   * loses nothing that was ever visible. Another producer id's hanging transaction cannot be
-   * ended by this task: it fails, saying so (an operator settles it with kafka-transactions).
+   * one: README, Known issues). Only a marker of this producer id ends it. When no partition the
+   * transaction wrote has its marker either, nothing of it was ever read committed, and it is
+   * aborted by a transaction of this id writing to every partition the task may have written
+   * to, the offset included; the state is then rebuilt and the work redone from the offset
+   * committed before it. When a transaction whose commit was asked for has markers on some
+   * partitions, aborting would duplicate them: the task fails, saying so, as it does for another
+   * producer id's hanging transaction (an operator settles it with kafka-transactions).
    */
   private async readCommittedAfterFence(): Promise<CommittedOffset | undefined> {
     try {
@@ -419,10 +418,16 @@ export abstract class Task {
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
     }
+    const refusal = await hangingSweepRefusal(this.context.admin, this.memory.journal);
+    if (refusal !== undefined) {
+      throw new HangingCommitError(
+        `${this.key}: after the fence the offset commit is still pending, and ${refusal}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+      );
+    }
     const partitions = await this.writtenPartitions();
     this.logger.warn(
       { topics: partitions.map((p) => p.topic), acknowledged: this.memory.acknowledged ?? null },
-      'after fencing, a commit of this partition is still pending: a transaction of this task hangs (its markers were never written, so nothing of it was ever read committed); aborting it with a marker of its own and redoing its work',
+      'after fencing, a commit of this partition is still pending: a transaction of this task hangs and no partition it wrote has its marker (nothing of it was read committed); aborting it with a marker of its own and redoing its work',
     );
     await this.producer.settleHanging(sweepRecords(partitions), {
       groupId: this.context.consumerGroup,
@@ -433,6 +438,7 @@ export abstract class Task {
     });
     // What this replica had acknowledged is aborted now: the offset before it is the task's.
     this.memory.acknowledged = undefined;
+    this.memory.journal.forgetAcknowledged();
     try {
       return await this.readCommitted();
     } catch (error) {

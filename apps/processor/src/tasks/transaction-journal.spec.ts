@@ -27,6 +27,23 @@ describe('TransactionJournal.decide', () => {
     expect(j.decide('other/0', '5', '10').kind).toBe('not-ours');
   });
 
+  it("cannot tell when the next transaction wrote into the acknowledged one's open span", () => {
+    const j = journal();
+    j.begin();
+    j.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
+    // out/0 is open from 5: the acknowledged transaction's start, with the next one's records in it.
+    expect(j.decide(OUT, '5', '10').kind).toBe('unknown');
+    expect(j.decide(LOG, '7', '10').kind).toBe('commit'); // the next one did not write there
+  });
+
+  it('knows whether no partition the acknowledged transaction wrote has a marker yet', () => {
+    const j = journal();
+    expect(j.acknowledgedInvisible(() => true)).toBe(true);
+    expect(j.acknowledgedInvisible((key) => key === OUT)).toBe(false);
+    j.forgetAcknowledged();
+    expect(j.decide(OUT, '5', '10').kind).toBe('not-ours');
+  });
+
   it('aborts the next transaction when its commit was never asked for', () => {
     const j = journal();
     j.begin();

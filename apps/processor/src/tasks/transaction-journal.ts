@@ -60,6 +60,21 @@ export class TransactionJournal {
     this.unacknowledged = undefined;
   }
 
+  /**
+   * Whether no partition the acknowledged transaction wrote has a marker yet: `stillOpen` says
+   * which of them are open where it started. Then nothing of it was ever read committed.
+   */
+  acknowledgedInvisible(stillOpen: (key: string, startOffset: string) => boolean): boolean {
+    const acknowledged = this.lastAcknowledged;
+    if (acknowledged === undefined) return false;
+    return [...acknowledged.firstOffsets].every(([key, start]) => stillOpen(key, start));
+  }
+
+  /** The acknowledged transaction was aborted by this task (its offset commit hung). */
+  forgetAcknowledged(): void {
+    this.lastAcknowledged = undefined;
+  }
+
   /** Every partition either transaction wrote, by topic. */
   writtenPartitions(): Array<{ topic: string; partitions: number[] }> {
     const byTopic = new Map<string, Set<number>>();
@@ -86,9 +101,18 @@ export class TransactionJournal {
    */
   decide(key: string, startOffset: string, committed: string | undefined): MarkerDecision {
     const acknowledged = this.lastAcknowledged;
-    if (acknowledged?.firstOffsets.get(key) === startOffset)
-      return { kind: 'commit', reason: 'the coordinator had acknowledged its commit' };
     const open = this.unacknowledged;
+    if (acknowledged?.firstOffsets.get(key) === startOffset) {
+      // A later transaction that wrote here joined the open span (the partition sees one open
+      // transaction per producer): a COMMIT would commit its records too, whatever its fate.
+      if (open?.firstOffsets.has(key))
+        return {
+          kind: 'unknown',
+          reason:
+            'the transaction after the acknowledged one wrote there too, into the same open span',
+        };
+      return { kind: 'commit', reason: 'the coordinator had acknowledged its commit' };
+    }
     if (open?.firstOffsets.get(key) !== startOffset) return { kind: 'not-ours' };
     if (!open.committing) return { kind: 'abort', reason: 'its commit was never asked for' };
     if (open.offset !== undefined && open.offset !== acknowledged?.offset) {
