@@ -49,6 +49,7 @@ describe('admin API roles', () => {
       ROLES.map((role) => entry(NAMES[role], SECRETS[role], role)).join('\n'),
     );
     admin = await startAdmin({
+      LOG_LEVEL: 'error', // every 401 and 403 here is meant
       DATABASE_URL: database.url,
       SLUICE_TOPIC_PREFIX: topicPrefix(),
       SLUICE_API_TOKENS_FILE: tokensFile,
