@@ -103,7 +103,13 @@ export class SluiceSystem {
       this.children.map(async (child) => {
         if (child.exitCode !== null) return;
         child.kill('SIGTERM');
-        await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 10_000))]);
+        // The timer is cleared once the child is gone: a pending one kept Jest from exiting.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          once(child, 'exit'),
+          new Promise((done) => (timer = setTimeout(done, 10_000))),
+        ]);
+        clearTimeout(timer);
         child.kill('SIGKILL');
       }),
     );
