@@ -267,7 +267,10 @@ describe('admin under bad input', () => {
           stats = (await api('GET', `/api/v1/pipelines/${id}/stats`)).body;
           return (stats as Record<string, unknown>)['state'] === 'running';
         },
-        { timeoutMs: 60_000, what: 'the valid pipeline running' },
+        // After the fuzzed ones: each makes its topics and may move partitions, one after the
+        // other, on a machine the broker shares (a CI run timed out at 60 s while they were
+        // still being applied, the processor restoring their empty states).
+        { timeoutMs: 180_000, what: 'the valid pipeline running' },
       ).catch((error: Error) => {
         throw new Error(`${error.message}; its last stats: ${JSON.stringify(stats)}`);
       });
@@ -315,7 +318,7 @@ describe('admin under bad input', () => {
       await producer.disconnect();
       await fuzzed.close();
     }
-  }, 300_000);
+  }, 480_000);
 
   it('answers 401 to a token that is missing, wrong, or rotated away', async () => {
     const paths = [
