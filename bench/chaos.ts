@@ -390,6 +390,7 @@ class Chaos {
   async sourceRecords(): Promise<number> {
     let records = 0;
     await readTopicToEnd(this.kafka, this.source, () => (records += 1), {
+      groupOwner: this.group,
       stallTimeoutMs: 120_000,
     });
     return records;
@@ -426,7 +427,7 @@ class Chaos {
           key: record.key,
           value: record.value === null ? null : (JSON.parse(record.value) as unknown),
         }),
-      { stallTimeoutMs: 120_000 },
+      { groupOwner: this.group, stallTimeoutMs: 120_000 },
     ).catch((error: Error) => {
       // A topic nothing was written to may not exist: it holds no records.
       if (!/does not host this topic-partition|not exist/i.test(error.message)) throw error;

@@ -123,12 +123,17 @@ describe('when Kafka goes away', () => {
       });
       await eventually(async () => {
         const records: Array<{ key: string; value: StoredPipeline | null }> = [];
-        await readTopicToEnd(kafka, internalTopics(prefix).pipelines, ({ key, value }) => {
-          records.push({
-            key: key!,
-            value: value === null ? null : (JSON.parse(value) as StoredPipeline),
-          });
-        });
+        await readTopicToEnd(
+          kafka,
+          internalTopics(prefix).pipelines,
+          ({ key, value }) => {
+            records.push({
+              key: key!,
+              value: value === null ? null : (JSON.parse(value) as StoredPipeline),
+            });
+          },
+          { groupOwner: 'e2e-reader' },
+        );
         const history = (id: string) =>
           records
             .filter((r) => r.key === id)

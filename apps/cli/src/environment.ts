@@ -1,3 +1,4 @@
+import { DEFAULT_TOPIC_PREFIX } from '@sluice/contracts';
 import type { DefinitionValidationOptions } from '@sluice/contracts';
 import { brokersFromEnv, kafkaSecurityFromEnv } from '@sluice/kafka';
 import type { KafkaSecurity } from '@sluice/kafka';
@@ -27,6 +28,11 @@ export function kafkaSecurity(env: NodeJS.ProcessEnv = process.env): KafkaSecuri
   if (!('security' in read))
     throw new CliError('the Kafka security settings are not usable', read.problems);
   return read.security;
+}
+
+/** SLUICE_TOPIC_PREFIX, as the admin and the processors have it (default `sluice`). */
+export function topicPrefix(env: NodeJS.ProcessEnv = process.env): string {
+  return (env['SLUICE_TOPIC_PREFIX'] ?? '').trim() || DEFAULT_TOPIC_PREFIX;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CliEnvironment {

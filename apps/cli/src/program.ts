@@ -9,7 +9,13 @@ import { runProduce } from './commands/produce';
 import { runStats } from './commands/stats';
 import { runTail } from './commands/tail';
 import { runValidate, validateDocuments } from './commands/validate';
-import { definitionRules, kafkaBrokers, kafkaSecurity, readEnvironment } from './environment';
+import {
+  definitionRules,
+  kafkaBrokers,
+  kafkaSecurity,
+  readEnvironment,
+  topicPrefix,
+} from './environment';
 import { CliError } from './errors';
 import { readDefinitionDocuments } from './io/definition-files';
 import { outputFormat, stdoutPrinter } from './output/printer';
@@ -194,6 +200,7 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
           {
             brokers: kafkaBrokers(),
             security: kafkaSecurity(),
+            topicPrefix: topicPrefix(),
             fromBeginning: options.fromBeginning,
             max: options.max,
             idleExitMs: options.idleExit === undefined ? undefined : options.idleExit * 1000,

@@ -68,7 +68,7 @@ export class Processor {
     this.admin = this.kafka.admin();
     this.topics = internalTopics(config.topicPrefix);
     this.sourceTopics = new Set(config.sourceTopics);
-    this.tables = new GlobalTables(this.kafka, logger);
+    this.tables = new GlobalTables(this.kafka, logger, config.consumerGroup);
     this.registry = new DefinitionRegistry({
       lookups: this.tables,
       rules: { topicPrefix: config.topicPrefix, sourceTopics: config.sourceTopics },
@@ -215,8 +215,12 @@ export class Processor {
     });
     await this.statsProducer.connect();
 
-    this.follower = new RegistryFollower(this.kafka, this.topics.pipelines, this.registry, (c) =>
-      this.definitions.enqueue(c),
+    this.follower = new RegistryFollower(
+      this.kafka,
+      this.topics.pipelines,
+      this.registry,
+      this.config.consumerGroup,
+      (c) => this.definitions.enqueue(c),
     );
     await this.follower.start(10_000, (waitedMs, partitionsLeft) =>
       this.logger.warn(

@@ -11,6 +11,7 @@ export type { KafkaSecurity, SaslMechanism } from './security';
 export type { KafkaClientOptions } from './client';
 export { ensureTopics } from './topics';
 export type { TopicSpec } from './topics';
+export { groupOwner, scratchGroupId } from './access/scratch-groups';
 export { readTopicToEnd } from './read-topic-to-end';
 export type { ReadToEndOptions, TopicRecord } from './read-topic-to-end';
 export {

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
-
 import { AssignerProtocol } from 'kafkajs';
 import type { Kafka, PartitionAssigner } from 'kafkajs';
 
+import { scratchGroupId } from './access/scratch-groups';
 import { fetchTopicOffsets } from './retry';
 
 export interface TopicRecord {
@@ -13,6 +12,8 @@ export interface TopicRecord {
 }
 
 export interface ReadToEndOptions {
+  /** Whose read this is: the scratch group is named under it (access/scratch-groups.ts). */
+  groupOwner: string;
   /** Only these partitions (a changelog restore reads one partition); all when omitted. */
   partitions?: readonly number[];
   /**
@@ -32,18 +33,19 @@ export interface ReadToEndOptions {
 
 /**
  * Reads a topic (or some of its partitions) from the beginning up to its end (`ends`, or the
- * last stable offsets as of the call), read_committed, through a throwaway consumer group that is deleted
- * afterwards. For compacted topics read as tables: definitions, lookup tables, changelogs.
+ * last stable offsets as of the call), read_committed, through a scratch consumer group of
+ * `groupOwner` that is deleted afterwards. For compacted topics read as tables: definitions,
+ * lookup tables, changelogs.
  */
 export async function readTopicToEnd(
   kafka: Kafka,
   topic: string,
   onRecord: (record: TopicRecord) => void,
-  options: ReadToEndOptions = {},
+  options: ReadToEndOptions,
 ): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
-  const groupId = `sluice-reader-${randomUUID()}`;
+  const groupId = scratchGroupId(options.groupOwner, 'reader');
   try {
     const wanted = options.partitions ? new Set(options.partitions) : undefined;
     const offsets = await fetchTopicOffsets(admin, topic);

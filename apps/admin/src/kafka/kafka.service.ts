@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { createKafka, ensureTopics, isSecurityRefusal } from '@sluice/kafka';
+import { createKafka, ensureTopics, groupOwner, isSecurityRefusal } from '@sluice/kafka';
 import type { TopicSpec } from '@sluice/kafka';
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
@@ -19,6 +19,8 @@ export class KafkaService implements OnApplicationShutdown {
   private readonly logger = new Logger('Kafka');
   readonly kafka: Kafka;
   readonly topics: InternalTopics;
+  /** The name the admin's consumer groups are under (`<SLUICE_TOPIC_PREFIX>.admin`). */
+  readonly groupOwner: string;
   private producerPromise: Promise<Producer> | undefined;
   private adminPromise: Promise<Admin> | undefined;
   private readonly knownTopics = new Set<string>();
@@ -33,6 +35,7 @@ export class KafkaService implements OnApplicationShutdown {
       retry: { initialRetryTime: 200, retries: 3 },
     });
     this.topics = internalTopics(config.topicPrefix);
+    this.groupOwner = groupOwner('admin', config.topicPrefix);
   }
 
   /** After every worker stopped in onModuleDestroy (Nest runs shutdown hooks after those). */

@@ -61,10 +61,15 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   async reconcile(): Promise<number> {
     await this.kafka.ensureInternalTopics();
     const onTopic = new Map<string, Pick<StoredPipeline, 'version' | 'reset_generation'> | null>();
-    await readTopicToEnd(this.kafka.kafka, this.kafka.topics.pipelines, ({ key, value }) => {
-      if (key === null) return;
-      onTopic.set(key, value === null ? null : (JSON.parse(value) as StoredPipeline));
-    });
+    await readTopicToEnd(
+      this.kafka.kafka,
+      this.kafka.topics.pipelines,
+      ({ key, value }) => {
+        if (key === null) return;
+        onTopic.set(key, value === null ? null : (JSON.parse(value) as StoredPipeline));
+      },
+      { groupOwner: this.kafka.groupOwner },
+    );
     return this.database.transaction(async (manager) => {
       const rows = await manager.getRepository(PipelineRow).find();
       const pending = new Set(

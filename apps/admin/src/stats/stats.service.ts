@@ -1,6 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type {
@@ -10,6 +7,8 @@ import type {
   StoredPipeline,
 } from '@sluice/contracts';
 import type { Consumer } from 'kafkajs';
+
+import { scratchGroupId } from '@sluice/kafka';
 
 import { ADMIN_CONFIG } from '../config/admin-config';
 import type { AdminConfig } from '../config/admin-config';
@@ -25,14 +24,16 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Stats');
   private readonly latest = new Map<string, ProcessorStats>();
   private consumer: Consumer | undefined;
-  private readonly groupId = `sluice-admin-stats-${hostname()}-${randomUUID().slice(0, 8)}`;
+  private readonly groupId: string;
   private stopped = false;
   private started: Promise<void> | undefined;
 
   constructor(
     private readonly kafka: KafkaService,
     @Inject(ADMIN_CONFIG) private readonly config: AdminConfig,
-  ) {}
+  ) {
+    this.groupId = scratchGroupId(kafka.groupOwner, 'stats');
+  }
 
   onApplicationBootstrap(): void {
     this.started = this.follow();

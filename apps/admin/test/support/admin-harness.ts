@@ -105,10 +105,15 @@ export async function pipelinesTopic(
 ): Promise<Map<string, StoredPipeline | null>> {
   const kafka = createKafka({ clientId: 'e2e-reader', brokers, logLevel: logLevel.NOTHING });
   const latest = new Map<string, StoredPipeline | null>();
-  await readTopicToEnd(kafka, internalTopics(prefix).pipelines, ({ key, value }) => {
-    if (key !== null)
-      latest.set(key, value === null ? null : (JSON.parse(value) as StoredPipeline));
-  });
+  await readTopicToEnd(
+    kafka,
+    internalTopics(prefix).pipelines,
+    ({ key, value }) => {
+      if (key !== null)
+        latest.set(key, value === null ? null : (JSON.parse(value) as StoredPipeline));
+    },
+    { groupOwner: 'e2e-reader' },
+  );
   return latest;
 }
 

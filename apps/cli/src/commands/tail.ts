@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-
-import { createKafka } from '@sluice/kafka';
+import { createKafka, groupOwner, scratchGroupId } from '@sluice/kafka';
 import type { KafkaSecurity } from '@sluice/kafka';
 import { logLevel } from 'kafkajs';
 import type { EachMessagePayload } from 'kafkajs';
@@ -13,6 +11,8 @@ export interface TailOptions {
   brokers: string[];
   /** TLS and SASL (environment.ts' kafkaSecurity). */
   security: KafkaSecurity;
+  /** SLUICE_TOPIC_PREFIX: the tail's consumer group is under `<prefix>.cli`. */
+  topicPrefix: string;
   fromBeginning: boolean;
   /** Stop after this many records. */
   max: number | undefined;
@@ -49,7 +49,7 @@ export async function runTail(topic: string, options: TailOptions, out: Printer)
 
   // A group of its own that never commits: tailing must not move anyone's offsets.
   const consumer = kafka.consumer({
-    groupId: `sluice-cli-tail-${randomUUID()}`,
+    groupId: scratchGroupId(groupOwner('cli', options.topicPrefix), 'tail'),
     readUncommitted: false,
   });
   let seen = 0;

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { createKafka, ensureTopics } from '@sluice/kafka';
+import { uniqueName } from '@sluice/kafka/testing';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
 import { until } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
@@ -57,7 +58,13 @@ describe('RegistryFollower', () => {
 
     const registry = new DefinitionRegistry();
     const changes: RegistryChange[] = [];
-    const follower = new RegistryFollower(kafka, topic, registry, (change) => changes.push(change));
+    const follower = new RegistryFollower(
+      kafka,
+      topic,
+      registry,
+      uniqueName('follower'),
+      (change) => changes.push(change),
+    );
     await follower.start();
     try {
       expect(registry.all().map((p) => [p.stored.id, p.stored.version, p.stored.name])).toEqual([
@@ -92,7 +99,12 @@ describe('RegistryFollower', () => {
     await admin.connect();
     await ensureTopics(admin, [{ topic: empty, numPartitions: 1, compacted: true }]);
     await admin.disconnect();
-    const follower = new RegistryFollower(kafka, empty, new DefinitionRegistry());
+    const follower = new RegistryFollower(
+      kafka,
+      empty,
+      new DefinitionRegistry(),
+      uniqueName('follower'),
+    );
     const started = Date.now();
     await follower.start();
     expect(Date.now() - started).toBeLessThan(10_000);

@@ -14,10 +14,14 @@ export class RegistryFollower {
     kafka: Kafka,
     topic: string,
     registry: DefinitionRegistry,
+    groupOwner: string,
     onChange: (change: RegistryChange) => void = () => undefined,
   ) {
-    this.follower = new TopicFollower(kafka, topic, (key, value) =>
-      onChange(registry.apply(key, value)),
+    this.follower = new TopicFollower(
+      kafka,
+      topic,
+      (key, value) => onChange(registry.apply(key, value)),
+      groupOwner,
     );
   }
 

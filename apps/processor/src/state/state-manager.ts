@@ -33,6 +33,8 @@ export class StateManager {
     readonly partition: number,
     private readonly logger: Logger,
     private readonly metrics: ProcessorMetrics,
+    /** The replica's CONSUMER_GROUP, which a restore's scratch group is under. */
+    private readonly groupOwner: string,
   ) {}
 
   /** Reads this partition's changelog of `epoch` into `target`, up to its checked stable end. */
@@ -56,6 +58,7 @@ export class StateManager {
         else target.upstream(entry.upstream, entry.time);
       },
       {
+        groupOwner: this.groupOwner,
         partitions: [this.partition],
         ends: new Map([[this.partition, end]]),
         onBatch: async () => {

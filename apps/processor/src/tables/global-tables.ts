@@ -13,9 +13,11 @@ export class GlobalTables implements LookupTables {
   private readonly rows = new Map<string, Map<string, Row>>();
   private readonly followers = new Map<string, { follower: TopicFollower; ready: Promise<void> }>();
 
+  /** `groupOwner`: the replica's CONSUMER_GROUP, which the tables' scratch groups are under. */
   constructor(
     private readonly kafka: Kafka,
     private readonly logger: Logger,
+    private readonly groupOwner: string,
   ) {}
 
   get(source: string, key: string): Row | undefined {
@@ -28,16 +30,21 @@ export class GlobalTables implements LookupTables {
     if (known) return known.ready;
     const table = new Map<string, Row>();
     this.rows.set(topic, table);
-    const follower = new TopicFollower(this.kafka, topic, (key, value) => {
-      const row = value === null ? undefined : parseRow(value);
-      if (row === undefined) {
-        table.delete(key);
-        if (value !== null)
-          this.logger.warn({ table: topic, key }, 'lookup record is not a JSON object; ignored');
-      } else {
-        table.set(key, row);
-      }
-    });
+    const follower = new TopicFollower(
+      this.kafka,
+      topic,
+      (key, value) => {
+        const row = value === null ? undefined : parseRow(value);
+        if (row === undefined) {
+          table.delete(key);
+          if (value !== null)
+            this.logger.warn({ table: topic, key }, 'lookup record is not a JSON object; ignored');
+        } else {
+          table.set(key, row);
+        }
+      },
+      this.groupOwner,
+    );
     const started = Date.now();
     const ready = follower.start().then(() => {
       this.logger.info(

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-
-import { fetchTopicOffsets } from '@sluice/kafka';
+import { fetchTopicOffsets, scratchGroupId } from '@sluice/kafka';
 import type { Consumer, Kafka } from 'kafkajs';
 
 export type FollowedRecord = (key: string, value: string | null) => void;
@@ -13,13 +11,17 @@ export type FollowedRecord = (key: string, value: string | null) => void;
  */
 export class TopicFollower {
   private consumer: Consumer | undefined;
-  private readonly groupId = `sluice-follower-${randomUUID()}`;
+  private readonly groupId: string;
 
+  /** `groupOwner`: the replica's CONSUMER_GROUP, which the follower's scratch group is under. */
   constructor(
     private readonly kafka: Kafka,
     readonly topic: string,
     private readonly onRecord: FollowedRecord,
-  ) {}
+    groupOwner: string,
+  ) {
+    this.groupId = scratchGroupId(groupOwner, 'follower');
+  }
 
   /**
    * `timeoutMs`: how long to wait for the catch-up. Past it, without `onSlow`, start fails (a

@@ -83,7 +83,7 @@ describe('a transaction of a task left open on its changelog after the fence', (
       time: Date.UTC(2026, 10, day, 12),
       envelope: { event_type: 'order.placed', payload: {} },
     });
-    const state = new StateManager(kafka, admin, changelog!, 0, logger, metrics());
+    const state = new StateManager(kafka, admin, changelog!, 0, logger, metrics(), group);
     const changes = () => ({
       topic: changelog!,
       messages: state.changes(pipeline.epoch, stage.drainChanges(), []),

@@ -99,7 +99,7 @@ describe('a commit whose markers are pending when its partition changes hands', 
       time: Date.UTC(2026, 10, day, 12),
       envelope: { event_type: 'order.placed', payload: {} },
     });
-    const state = new StateManager(kafka, admin, changelog!, 0, logger, metrics());
+    const state = new StateManager(kafka, admin, changelog!, 0, logger, metrics(), GROUP);
     const changes = () => [
       { topic: changelog!, messages: state.changes(pipeline.epoch, stage.drainChanges(), []) },
     ];
@@ -137,7 +137,10 @@ describe('a commit whose markers are pending when its partition changes hands', 
     const [end] = await fetchPartitionEnds(admin, changelog!);
     expect(BigInt(end!.stable)).toBeLessThan(BigInt(end!.high));
     let unchecked = 0;
-    await readTopicToEnd(kafka, changelog!, () => (unchecked += 1), { partitions: [0] });
+    await readTopicToEnd(kafka, changelog!, () => (unchecked += 1), {
+      partitions: [0],
+      groupOwner: GROUP,
+    });
     expect(unchecked).toBe(2); // a prefix: the first commit's two entries, not the second's three
 
     // The new owner.

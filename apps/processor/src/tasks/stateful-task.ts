@@ -165,6 +165,7 @@ export class StatefulTask extends Task {
       this.partition,
       this.logger,
       this.stateful.metrics,
+      this.stateful.consumerGroup,
     );
     return this.stateManager;
   }
