@@ -6,12 +6,17 @@
 # $SLUICE_KAFKA_HOME/secure: a CA, the broker's keystore, a client certificate for mTLS, the users'
 # passwords, and secure.env with what a client needs as user `sluice`.
 secure_dir="$home/secure"
+# Bumped whenever the users change: they are made at format time, so older storage must go.
+secure_version=2
+# `sluice` may do anything (an operator's own client); `limited` has no ACL at all; `processor`,
+# `admin` and `cli` get the least-privilege ACLs a test grants them (README, "Kafka ACLs").
+secure_users=(sluice limited processor admin cli)
 secure_port="${KAFKA_SECURE_PORT:-$((base_port + 100))}"
 mtls_port=$((secure_port + 2))
 
 # The CA, the broker's and the mTLS client's certificates, and the passwords: made once.
 secure_material() {
-  [[ -f "$secure_dir/.complete" ]] && return 0
+  [[ "$(cat "$secure_dir/.complete" 2>/dev/null)" == "$secure_version" ]] && return 0
   rm -rf "$secure_dir"
   mkdir -p "$secure_dir"
   (
@@ -30,8 +35,8 @@ secure_material() {
     "${ssl[@]}" rand -hex 16 >keystore.password
     "${ssl[@]}" pkcs12 -export -in broker.crt -inkey broker.key -certfile ca.pem -name broker \
       -out broker.p12 -passout "pass:$(cat keystore.password)"
-    "${ssl[@]}" rand -hex 16 >sluice.password
-    "${ssl[@]}" rand -hex 16 >limited.password
+    local user
+    for user in "${secure_users[@]}"; do "${ssl[@]}" rand -hex 16 >"$user.password"; done
     chmod 600 ./*.key ./*.password broker.p12
     cat >secure.env <<ENV
 KAFKA_BROKERS=127.0.0.1:$secure_port
@@ -41,7 +46,7 @@ KAFKA_SASL_MECHANISM=scram-sha-512
 KAFKA_SASL_USERNAME=sluice
 KAFKA_SASL_PASSWORD_FILE=$secure_dir/sluice.password
 ENV
-    touch .complete
+    echo "$secure_version" >.complete
   )
 }
 
@@ -77,17 +82,15 @@ PROPS
 
 # SCRAM credentials are written into the metadata log when the storage is formatted.
 secure_format_args() {
-  local sluice_pw limited_pw
-  sluice_pw="$(cat "$secure_dir/sluice.password")"
-  limited_pw="$(cat "$secure_dir/limited.password")"
-  printf '%s\n' \
-    --add-scram "SCRAM-SHA-512=[name=sluice,password=$sluice_pw]" \
-    --add-scram "SCRAM-SHA-256=[name=sluice,password=$sluice_pw]" \
-    --add-scram "SCRAM-SHA-512=[name=limited,password=$limited_pw]"
+  local user
+  printf '%s\n' --add-scram "SCRAM-SHA-256=[name=sluice,password=$(cat "$secure_dir/sluice.password")]"
+  for user in "${secure_users[@]}"; do
+    printf '%s\n' --add-scram "SCRAM-SHA-512=[name=$user,password=$(cat "$secure_dir/$user.password")]"
+  done
 }
 
 # `sluice` (SASL) and the mTLS client may create and use any topic, group and transactional id
-# and act on the cluster (WriteTxnMarkers needs ClusterAction); `limited` has no ACL at all.
+# and act on the cluster (WriteTxnMarkers needs ClusterAction); the others get none here.
 secure_acls() {
   local principal
   for principal in User:sluice User:CN=sluice-mtls; do

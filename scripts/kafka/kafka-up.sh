@@ -34,11 +34,11 @@ if [[ -n "$secure" ]]; then
     say "SLUICE_KAFKA_SECURE=1 makes a single secured node; it cannot be combined with KAFKA_NODES=$nodes"
     exit 1
   fi
-  if [[ -f "$home/data/meta.properties" && ! -f "$home/secure/.complete" ]]; then
-    say "$home was formatted without SLUICE_KAFKA_SECURE (its users are made at format time); run kafka:down and remove it first"
+  source "$here/kafka-secure.sh"
+  if [[ -f "$home/data/meta.properties" && "$(cat "$home/secure/.complete" 2>/dev/null)" != "$secure_version" ]]; then
+    say "$home was formatted without SLUICE_KAFKA_SECURE or with older users (they are made at format time); run kafka:down and remove it first"
     exit 1
   fi
-  source "$here/kafka-secure.sh"
   secure_material
 fi
 

@@ -1,3 +1,5 @@
+import { KafkaAuthorizationError, namingDenied } from '@sluice/kafka';
+import type { AskedFor } from '@sluice/kafka';
 import pc from 'picocolors';
 
 /** A failure the user can act on: printed as a line (and its details), never as a stack trace. */
@@ -9,6 +11,20 @@ export class CliError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * A Kafka failure as the user should read it: Kafka refusing an ACL says which (`asked`), anything
+ * else that Kafka at `brokers` could not be reached for it.
+ */
+export function kafkaFailure(
+  error: unknown,
+  brokers: readonly string[],
+  asked: AskedFor,
+): CliError {
+  const named = namingDenied(error, asked);
+  if (named instanceof KafkaAuthorizationError) return new CliError(named.message);
+  return new CliError(`cannot reach Kafka at ${brokers.join(',')}: ${(error as Error).message}`);
 }
 
 /** The last stop for every command: a friendly message and an exit code. */

@@ -14,10 +14,22 @@ const ROOT = join(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'apps/cli/dist/main.js');
 const SERVER_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+export interface Launched {
+  exited: Promise<number | null>;
+  output(): string;
+}
+
 export interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+type App = 'admin' | 'processor' | 'cli';
+
+export interface SystemOptions {
+  /** Each app's own variables over the common ones (a secured cluster's user per app, say). */
+  env?: Partial<Record<App, Record<string, string>>>;
 }
 
 export class SluiceSystem {
@@ -31,6 +43,8 @@ export class SluiceSystem {
   private readonly children: ChildProcess[] = [];
   private readonly logs: string[] = [];
   private database = '';
+
+  constructor(private readonly options: SystemOptions = {}) {}
 
   async start(): Promise<void> {
     this.database = `sluice_cli_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
@@ -50,28 +64,44 @@ export class SluiceSystem {
       SLUICE_ADMIN_TOKEN: this.token,
       ADMIN_PORT: String(adminPort),
     });
-    this.launch('processor', {
-      ...common,
-      SOURCE_TOPICS: this.sourceTopics.join(','),
-      CONSUMER_GROUP: this.group,
-      PROCESSOR_ID: 'cli-e2e-1',
-      METRICS_PORT: String(await freePort()),
-      STATS_INTERVAL_MS: '500',
-    });
+    await this.startProcessor('cli-e2e-1');
     await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, {
       what: 'admin ready',
     });
   }
 
-  private launch(app: string, env: Record<string, string>): void {
+  /** A processor replica of this system; `env` over its usual variables. */
+  async startProcessor(id: string, env: Record<string, string> = {}): Promise<Launched> {
+    return this.launch('processor', {
+      SLUICE_TOPIC_PREFIX: this.prefix,
+      LOG_LEVEL: 'warn',
+      SOURCE_TOPICS: this.sourceTopics.join(','),
+      CONSUMER_GROUP: this.group,
+      PROCESSOR_ID: id,
+      METRICS_PORT: String(await freePort()),
+      STATS_INTERVAL_MS: '500',
+      ...this.options.env?.processor,
+      ...env,
+    });
+  }
+
+  private launch(app: Exclude<App, 'cli'>, env: Record<string, string>): Launched {
     const child = spawn(process.execPath, [join(ROOT, `apps/${app}/dist/main.js`)], {
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...this.options.env?.[app], ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const keep = (chunk: Buffer) => this.logs.push(`[${app}] ${chunk.toString()}`);
+    let output = '';
+    const keep = (chunk: Buffer) => {
+      output += chunk.toString();
+      this.logs.push(`[${app}] ${chunk.toString()}`);
+    };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     this.children.push(child);
+    return {
+      exited: new Promise((done) => child.once('exit', (code) => done(code))),
+      output: () => output,
+    };
   }
 
   /** Runs `sluice <args>` as a user would, with this system's environment. */
@@ -82,6 +112,8 @@ export class SluiceSystem {
         ...process.env,
         SLUICE_URL: this.adminUrl,
         SLUICE_ADMIN_TOKEN: this.token,
+        SLUICE_TOPIC_PREFIX: this.prefix,
+        ...this.options.env?.cli,
         ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -96,6 +128,11 @@ export class SluiceSystem {
 
   recentLogs(): string {
     return this.logs.slice(-40).join('');
+  }
+
+  /** Everything the admin and the processors have logged (at LOG_LEVEL=warn). */
+  allLogs(): string {
+    return this.logs.join('');
   }
 
   async stop(): Promise<void> {

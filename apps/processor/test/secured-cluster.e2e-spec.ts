@@ -4,7 +4,6 @@
 // password stop within 10 s with one line that says so, instead of retrying.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { OwnBroker } from '@sluice/kafka/testing';
@@ -25,12 +24,7 @@ describe('a secured cluster (SASL_SSL, SCRAM-SHA-512)', () => {
 
   beforeAll(async () => {
     broker.up();
-    secureEnv = Object.fromEntries(
-      readFileSync(join(broker.directory, 'secure', 'secure.env'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
-    );
+    secureEnv = broker.secureEnv();
     // The test's clients and every process it starts read the security settings from here.
     Object.assign(process.env, secureEnv);
     cluster = new TestCluster(6, secureEnv['KAFKA_BROKERS']);

@@ -30,3 +30,22 @@ export type { PartitionEnd } from './partition-ends';
 export { endWithMarker, findOpenTransactions } from './open-transactions';
 export type { OpenTransaction, TopicPartitions } from './open-transactions';
 export { assertPatchedKafkajs, UnpatchedKafkajsError } from './kafkajs/patched-kafkajs';
+export { adminAcls, cliAcls, processorAcls } from './access/acl-grants';
+export type {
+  AclGrant,
+  AclOperation,
+  AclResource,
+  CliNames,
+  InstallationNames,
+  SluiceApp,
+} from './access/acl-grants';
+export { kafkaAclsCommand, kafkajsAclEntries } from './access/acl-commands';
+export type { KafkaAclsOptions } from './access/acl-commands';
+export {
+  authorizationDenial,
+  KafkaAuthorizationError,
+  namingDenied,
+  onTopics,
+  withDenialsNamed,
+} from './access/authorization-denials';
+export type { AskedFor, DeniedResource } from './access/authorization-denials';

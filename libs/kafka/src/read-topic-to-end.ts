@@ -1,6 +1,7 @@
 import { AssignerProtocol } from 'kafkajs';
 import type { Kafka, PartitionAssigner } from 'kafkajs';
 
+import { namingDenied, onTopics } from './access/authorization-denials';
 import { scratchGroupId } from './access/scratch-groups';
 import { fetchTopicOffsets } from './retry';
 
@@ -43,9 +44,26 @@ export async function readTopicToEnd(
   onRecord: (record: TopicRecord) => void,
   options: ReadToEndOptions,
 ): Promise<number> {
+  const groupId = scratchGroupId(options.groupOwner, 'reader');
+  try {
+    return await readThroughGroup(kafka, topic, groupId, onRecord, options);
+  } catch (error) {
+    throw namingDenied(error, {
+      group: `Read and Delete on group ${groupId} (a prefixed grant on ${options.groupOwner}.)`,
+      topic: onTopics('Read and Describe', [topic]),
+    });
+  }
+}
+
+async function readThroughGroup(
+  kafka: Kafka,
+  topic: string,
+  groupId: string,
+  onRecord: (record: TopicRecord) => void,
+  options: ReadToEndOptions,
+): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
-  const groupId = scratchGroupId(options.groupOwner, 'reader');
   try {
     const wanted = options.partitions ? new Set(options.partitions) : undefined;
     const offsets = await fetchTopicOffsets(admin, topic);
@@ -81,6 +99,13 @@ export async function readTopicToEnd(
         if (remaining.size === 0) finish();
       }
     });
+    // kafkajs joins the group after run returns: a refusal then comes as a crash, not a throw.
+    const crashed = new Promise<never>((_, reject) =>
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (!payload.restart) reject(payload.error);
+      }),
+    );
+    crashed.catch(() => undefined);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic, fromBeginning: true });
@@ -120,7 +145,7 @@ export async function readTopicToEnd(
       };
       arm();
       consumer.on(consumer.events.END_BATCH_PROCESS, arm);
-      await Promise.race([finished, timedOut]).finally(() => clearTimeout(timer));
+      await Promise.race([finished, timedOut, crashed]).finally(() => clearTimeout(timer));
       return count;
     } finally {
       await consumer.disconnect();

@@ -19,12 +19,7 @@ describe('the secured local broker', () => {
 
   beforeAll(() => {
     broker.up();
-    env = Object.fromEntries(
-      readFileSync(secure('secure.env'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
-    );
+    env = broker.secureEnv();
     const read = kafkaSecurityFromEnv(env);
     if (!('security' in read)) throw new Error(read.problems.join('; '));
     security = read.security;

@@ -1,5 +1,6 @@
 import type { Admin, ITopicConfig } from 'kafkajs';
 
+import { namingDenied, onTopics } from './access/authorization-denials';
 import { retryRetriable } from './retry';
 
 export interface TopicSpec {
@@ -15,6 +16,20 @@ export interface TopicSpec {
  * count is never changed: that would move keys between partitions). Returns the created names.
  */
 export async function ensureTopics(admin: Admin, specs: TopicSpec[]): Promise<string[]> {
+  try {
+    return await createMissing(admin, specs);
+  } catch (error) {
+    // A topic the principal may not Describe is missing from listTopics, so it is created.
+    throw namingDenied(error, {
+      topic: onTopics(
+        'Describe (and Create, if it may be missing)',
+        specs.map((s) => s.topic),
+      ),
+    });
+  }
+}
+
+async function createMissing(admin: Admin, specs: TopicSpec[]): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const missing = specs.filter((spec) => !existing.has(spec.topic));
   if (missing.length === 0) return [];

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
-import { isPermanentRefusal, refusalReason } from '@sluice/kafka';
+import { isPermanentRefusal, onTopics, refusalReason, withDenialsNamed } from '@sluice/kafka';
 import type { EntityManager } from 'typeorm';
 
 import { DatabaseService } from '../database/database.service';
@@ -178,15 +178,18 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
   private async send(manager: EntityManager, rows: OutboxRow[]): Promise<OutboxRow[]> {
     if (rows.length === 0) return rows;
     const producer = await this.kafka.producer();
+    const topic = this.kafka.topics.pipelines;
     const sendRows = (batch: OutboxRow[]) =>
-      producer.send({
-        topic: this.kafka.topics.pipelines,
-        acks: -1,
-        messages: batch.map((row) => ({
-          key: row.pipeline_id,
-          value: row.payload === null ? null : JSON.stringify(row.payload),
-        })),
-      });
+      withDenialsNamed({ topic: onTopics('Write', [topic]) }, () =>
+        producer.send({
+          topic,
+          acks: -1,
+          messages: batch.map((row) => ({
+            key: row.pipeline_id,
+            value: row.payload === null ? null : JSON.stringify(row.payload),
+          })),
+        }),
+      );
     try {
       await sendRows(rows);
       return rows;

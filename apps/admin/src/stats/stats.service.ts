@@ -8,7 +8,8 @@ import type {
 } from '@sluice/contracts';
 import type { Consumer } from 'kafkajs';
 
-import { scratchGroupId } from '@sluice/kafka';
+import { namingDenied, onTopics, scratchGroupId } from '@sluice/kafka';
+import type { AskedFor } from '@sluice/kafka';
 
 import { ADMIN_CONFIG } from '../config/admin-config';
 import type { AdminConfig } from '../config/admin-config';
@@ -59,6 +60,18 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
       try {
         await this.kafka.ensureInternalTopics();
         const consumer = this.kafka.kafka.consumer({ groupId: this.groupId, maxWaitTimeInMs: 500 });
+        // kafkajs joins after run returns: a refused join (a missing ACL) comes as a crash.
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          const reason = (namingDenied(payload.error, this.asked()) as Error).message;
+          this.logger.error(`the stats follower stopped (${reason})`);
+          if (payload.restart || this.stopped || this.consumer !== consumer) return;
+          this.consumer = undefined;
+          this.started = consumer
+            .disconnect()
+            .catch(() => undefined)
+            .then(() => new Promise((resolve) => setTimeout(resolve, 5_000)))
+            .then(() => this.follow());
+        });
         await consumer.connect();
         await consumer.subscribe({ topic: this.kafka.topics.stats, fromBeginning: true });
         await consumer.run({
@@ -81,11 +94,19 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
       } catch (error) {
         if (attempt === 1 || attempt % 10 === 0)
           this.logger.warn(
-            `cannot follow the stats topic yet (${(error as Error).message}); retrying`,
+            `cannot follow the stats topic yet (${(namingDenied(error, this.asked()) as Error).message}); retrying`,
           );
         await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * attempt)));
       }
     }
+  }
+
+  /** What following the stats needs granted, named when Kafka refuses it. */
+  private asked(): AskedFor {
+    return {
+      group: `Read and Delete on group ${this.groupId} (a prefixed grant on ${this.kafka.groupOwner}.)`,
+      topic: onTopics('Read and Describe', [this.kafka.topics.stats]),
+    };
   }
 
   statsFor(

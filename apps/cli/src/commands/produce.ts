@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 
-import { createKafka, ensureTopics } from '@sluice/kafka';
+import { createKafka, ensureTopics, onTopics } from '@sluice/kafka';
 import type { KafkaSecurity } from '@sluice/kafka';
 import { SingleBar } from 'cli-progress';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Message } from 'kafkajs';
 
-import { CliError } from '../errors';
+import { CliError, kafkaFailure } from '../errors';
 import { countLines, readJsonLines } from '../io/jsonl';
 import type { Printer } from '../output/printer';
 import { count } from '../output/printer';
@@ -47,6 +47,9 @@ export async function runProduce(
     createPartitioner: Partitioners.DefaultPartitioner,
   });
   const admin = kafka.admin();
+  const asked = {
+    topic: onTopics('Write and Describe (and Create, if it may be missing)', [options.topic]),
+  };
   try {
     await admin.connect();
     const created = await ensureTopics(admin, [
@@ -59,9 +62,7 @@ export async function runProduce(
     }
     await producer.connect();
   } catch (error) {
-    throw new CliError(
-      `cannot reach Kafka at ${options.brokers.join(',')}: ${(error as Error).message}`,
-    );
+    throw kafkaFailure(error, options.brokers, asked);
   } finally {
     await admin.disconnect();
   }
@@ -77,7 +78,11 @@ export async function runProduce(
   let batch: Message[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    await producer.send({ topic: options.topic, acks: -1, messages: batch });
+    await producer
+      .send({ topic: options.topic, acks: -1, messages: batch })
+      .catch((error: unknown) => {
+        throw kafkaFailure(error, options.brokers, asked);
+      });
     produced += batch.length;
     batch = [];
     const seconds = (performance.now() - started) / 1000;

@@ -1,10 +1,10 @@
-import { createKafka, groupOwner, scratchGroupId } from '@sluice/kafka';
+import { createKafka, groupOwner, onTopics, scratchGroupId } from '@sluice/kafka';
 import type { KafkaSecurity } from '@sluice/kafka';
 import { logLevel } from 'kafkajs';
 import type { EachMessagePayload } from 'kafkajs';
 import pc from 'picocolors';
 
-import { CliError } from '../errors';
+import { CliError, kafkaFailure } from '../errors';
 import type { Printer } from '../output/printer';
 
 export interface TailOptions {
@@ -36,22 +36,25 @@ export async function runTail(topic: string, options: TailOptions, out: Printer)
   try {
     await admin.connect();
     const topics = await admin.listTopics();
+    // Kafka lists only the topics the principal may Describe.
     if (!topics.includes(topic))
-      throw new CliError(`no topic "${topic}" on ${options.brokers.join(',')}`);
+      throw new CliError(
+        `no topic "${topic}" on ${options.brokers.join(',')} (or none this user may Describe)`,
+      );
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(
-      `cannot reach Kafka at ${options.brokers.join(',')}: ${(error as Error).message}`,
-    );
+    throw kafkaFailure(error, options.brokers, {});
   } finally {
     await admin.disconnect();
   }
 
   // A group of its own that never commits: tailing must not move anyone's offsets.
-  const consumer = kafka.consumer({
-    groupId: scratchGroupId(groupOwner('cli', options.topicPrefix), 'tail'),
-    readUncommitted: false,
-  });
+  const groupId = scratchGroupId(groupOwner('cli', options.topicPrefix), 'tail');
+  const consumer = kafka.consumer({ groupId, readUncommitted: false });
+  const asked = {
+    group: `Read on group ${groupId} (a prefixed grant on ${groupOwner('cli', options.topicPrefix)}.)`,
+    topic: onTopics('Read and Describe', [topic]),
+  };
   let seen = 0;
   let idleTimer: NodeJS.Timeout | undefined;
   let finish!: () => void;
@@ -65,6 +68,13 @@ export async function runTail(topic: string, options: TailOptions, out: Printer)
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
+  // kafkajs joins after run returns: a refused join (a missing ACL) comes as a crash.
+  let failure: CliError | undefined;
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    if (payload.restart) return;
+    failure = kafkaFailure(payload.error, options.brokers, asked);
+    finish();
+  });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: options.fromBeginning });
   await consumer.run({
@@ -83,6 +93,7 @@ export async function runTail(topic: string, options: TailOptions, out: Printer)
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   await consumer.disconnect();
+  if (failure) throw failure;
 }
 
 export function formatRecord(

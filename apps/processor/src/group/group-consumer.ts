@@ -2,6 +2,8 @@
 // given, rejoins when they change (kafkajs cannot change a running consumer's subscription),
 // replaces a consumer kafkajs gave up on, and pauses, resumes and seeks partitions for the task
 // manager. Everything it hears from the group goes to one handler.
+import { namingDenied, onTopics } from '@sluice/kafka';
+import type { AskedFor } from '@sluice/kafka';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
@@ -158,7 +160,10 @@ export class GroupConsumer {
       if (this.consumer === consumer) this.handler.onRebalancing();
     });
     consumer.on(CRASH, ({ payload }) => {
-      this.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
+      this.logger.error(
+        { err: namingDenied(payload.error, this.asked()), restart: payload.restart },
+        'consumer crashed',
+      );
       // kafkajs restarts it itself when it can; when it gave up, a new consumer takes over.
       if (!payload.restart && this.running && this.consumer === consumer)
         void this.enqueue(() => this.restart('consumer crashed'));
@@ -177,8 +182,16 @@ export class GroupConsumer {
     } catch (error) {
       if (this.consumer === consumer) this.consumer = undefined;
       await consumer.disconnect().catch(() => undefined);
-      throw error;
+      throw namingDenied(error, this.asked());
     }
+  }
+
+  /** What the group's consumer needs granted, named when Kafka refuses it. */
+  private asked(): AskedFor {
+    return {
+      group: `Read on group ${this.options.groupId}`,
+      topic: onTopics('Read and Describe', this.topics),
+    };
   }
 
   private async onBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {

@@ -1,4 +1,5 @@
-import { fetchTopicOffsets, scratchGroupId } from '@sluice/kafka';
+import { fetchTopicOffsets, namingDenied, onTopics, scratchGroupId } from '@sluice/kafka';
+import type { AskedFor } from '@sluice/kafka';
 import type { Consumer, Kafka } from 'kafkajs';
 
 export type FollowedRecord = (key: string, value: string | null) => void;
@@ -33,6 +34,25 @@ export class TopicFollower {
     timeoutMs = 60_000,
     onSlow?: (waitedMs: number, partitionsLeft: number) => void,
   ): Promise<void> {
+    try {
+      await this.follow(timeoutMs, onSlow);
+    } catch (error) {
+      throw namingDenied(error, this.asked());
+    }
+  }
+
+  /** What following needs granted, named when Kafka refuses it. */
+  private asked(): AskedFor {
+    return {
+      group: `Read and Delete on group ${this.groupId} (a prefixed grant on its owner's name)`,
+      topic: onTopics('Read and Describe', [this.topic]),
+    };
+  }
+
+  private async follow(
+    timeoutMs: number,
+    onSlow: ((waitedMs: number, partitionsLeft: number) => void) | undefined,
+  ): Promise<void> {
     const admin = this.kafka.admin();
     await admin.connect();
     let ends: Map<number, bigint>;
@@ -59,6 +79,13 @@ export class TopicFollower {
         if (ends.size === 0) caughtUp();
       }
     });
+    // kafkajs joins the group after run returns: a refusal then comes as a crash, not a throw.
+    const crashed = new Promise<never>((_, reject) =>
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (!payload.restart) reject(payload.error);
+      }),
+    );
+    crashed.catch(() => undefined);
     await consumer.connect();
     await consumer.subscribe({ topic: this.topic, fromBeginning: true });
     await consumer.run({
@@ -83,7 +110,7 @@ export class TopicFollower {
       };
       timer = setTimeout(check, timeoutMs);
     });
-    await Promise.race([ready, timedOut]).finally(() => clearTimeout(timer));
+    await Promise.race([ready, timedOut, crashed]).finally(() => clearTimeout(timer));
   }
 
   async stop(): Promise<void> {

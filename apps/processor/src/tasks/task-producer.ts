@@ -6,7 +6,8 @@ import { Partitioners } from 'kafkajs';
 import type { Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { KAFKAJS_BROKER_RETRY } from '@sluice/kafka';
+import { KAFKAJS_BROKER_RETRY, onTopics, withDenialsNamed } from '@sluice/kafka';
+import type { AskedFor } from '@sluice/kafka';
 
 import type { TransactionJournal } from './transaction-journal';
 
@@ -69,8 +70,10 @@ export class TaskProducer {
       retry: KAFKAJS_BROKER_RETRY,
     });
     this.producer = producer;
-    await producer.connect();
-    this.transaction = await producer.transaction();
+    await withDenialsNamed(this.asked(), async () => {
+      await producer.connect();
+      this.transaction = await producer.transaction();
+    });
     // Journaled on first use, not here: what the journal holds from before the fence is what
     // the task reads next to settle a transaction left open (open-transactions.ts).
     this.journaled = false;
@@ -79,11 +82,15 @@ export class TaskProducer {
   /** Queues records to send in the current transaction (begun when needed). */
   send(requests: TopicMessages[][]): void {
     if (requests.length === 0) return;
-    this.call(async () => {
-      const transaction = await this.current();
-      for (const topicMessages of requests)
-        this.journal.wrote(await transaction.sendBatch({ topicMessages }));
-    });
+    const topics = [...new Set(requests.flat().map((request) => request.topic))];
+    this.call(
+      async () => {
+        const transaction = await this.current();
+        for (const topicMessages of requests)
+          this.journal.wrote(await transaction.sendBatch({ topicMessages }));
+      },
+      { topic: onTopics('Write', topics) },
+    );
   }
 
   /**
@@ -91,6 +98,10 @@ export class TaskProducer {
    * runs once the coordinator has accepted it (the markers follow, written by the broker).
    */
   commit(offset: OffsetToCommit | undefined, onCommitted: () => void): void {
+    const asked = offset && {
+      group: `Read on group ${offset.groupId}`,
+      topic: onTopics('Read', [offset.topic]),
+    };
     this.call(async () => {
       const transaction = await this.current();
       const started = process.hrtime.bigint();
@@ -118,7 +129,7 @@ export class TaskProducer {
       this.journal.acknowledged();
       this.onCommitSeconds(Number(process.hrtime.bigint() - started) / 1e9);
       onCommitted();
-    });
+    }, asked);
   }
 
   /**
@@ -175,11 +186,16 @@ export class TaskProducer {
     await producer?.disconnect().catch(() => undefined);
   }
 
-  private call(work: () => Promise<void>): void {
+  /** What this producer's requests need granted, with `more` of one call: named when refused. */
+  private asked(more: AskedFor = {}): AskedFor {
+    return { 'transactional id': `Write on transactional id ${this.id}`, ...more };
+  }
+
+  private call(work: () => Promise<void>, asked?: AskedFor): void {
     this.queued += 1;
     this.calls = this.calls.then(async () => {
       try {
-        if (this.failure === undefined) await work();
+        if (this.failure === undefined) await withDenialsNamed(this.asked(asked), work);
       } catch (error) {
         this.failure = error;
         this.logger.error({ err: error }, 'producing failed; the task will be replaced');

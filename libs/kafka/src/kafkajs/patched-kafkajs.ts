@@ -25,6 +25,7 @@ export const REQUIRED_PATCHES = [
   'coordinator-retries',
   'send-retry-per-partition',
   'describe-producers-write-txn-markers',
+  'authorization-errors',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -43,6 +43,25 @@ export class OwnBroker {
 
   get addresses(): string[] {
     return Array.from({ length: this.nodes }, (_, i) => `127.0.0.1:${this.port + 2 * i}`);
+  }
+
+  /**
+   * With SLUICE_KAFKA_SECURE=1: the variables of secure.env, a client's settings over SASL_SSL,
+   * as `user` (one of kafka-secure.sh's users; its secure.env is for `sluice`).
+   */
+  secureEnv(user = 'sluice'): Record<string, string> {
+    const secure = join(this.home, 'secure');
+    const env = Object.fromEntries(
+      readFileSync(join(secure, 'secure.env'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
+    );
+    return {
+      ...env,
+      KAFKA_SASL_USERNAME: user,
+      KAFKA_SASL_PASSWORD_FILE: join(secure, `${user}.password`),
+    };
   }
 
   /** Starts every node that is not running (all of them the first time). */
