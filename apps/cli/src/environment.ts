@@ -30,6 +30,19 @@ export function kafkaSecurity(env: NodeJS.ProcessEnv = process.env): KafkaSecuri
   return read.security;
 }
 
+function configuredSources(env: NodeJS.ProcessEnv): string[] {
+  return (env['SOURCE_TOPICS'] ?? '')
+    .split(',')
+    .map((topic) => topic.trim())
+    .filter((topic) => topic !== '');
+}
+
+/** The processors' SOURCE_TOPICS, as they have them (default `events`). */
+export function sourceTopics(env: NodeJS.ProcessEnv = process.env): string[] {
+  const sources = configuredSources(env);
+  return sources.length > 0 ? sources : ['events'];
+}
+
 /** SLUICE_TOPIC_PREFIX, as the admin and the processors have it (default `sluice`). */
 export function topicPrefix(env: NodeJS.ProcessEnv = process.env): string {
   return (env['SLUICE_TOPIC_PREFIX'] ?? '').trim() || DEFAULT_TOPIC_PREFIX;
@@ -54,10 +67,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CliEnviro
  */
 export function definitionRules(env: NodeJS.ProcessEnv = process.env): DefinitionValidationOptions {
   const prefix = (env['SLUICE_TOPIC_PREFIX'] ?? '').trim();
-  const sources = (env['SOURCE_TOPICS'] ?? '')
-    .split(',')
-    .map((topic) => topic.trim())
-    .filter((topic) => topic !== '');
+  const sources = configuredSources(env);
   return {
     ...(prefix ? { topicPrefix: prefix } : {}),
     ...(sources.length > 0 ? { sourceTopics: sources } : {}),

@@ -1,6 +1,8 @@
+import { DEFAULT_PROCESSOR_GROUP } from '@sluice/contracts';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 import { AdminClient } from './admin-client';
+import { APPS, runAcls } from './commands/acls';
 import { runApply } from './commands/apply';
 import { runPreview, parseLookupSpec } from './commands/preview';
 import type { LookupSpec } from './commands/preview';
@@ -14,6 +16,7 @@ import {
   kafkaBrokers,
   kafkaSecurity,
   readEnvironment,
+  sourceTopics,
   topicPrefix,
 } from './environment';
 import { CliError } from './errors';
@@ -209,6 +212,46 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
           out,
         );
       },
+    );
+
+  program
+    .command('acls')
+    .description('print the kafka-acls commands that grant one app exactly what it needs')
+    .argument('<app>', APPS.join(' | '))
+    .requiredOption('--principal <principal>', "the app's Kafka principal, e.g. User:processor")
+    .option('--output <topic>', "a pipeline's output topic (repeat for each)", collect, [])
+    .option('--table <topic>', 'an enrich lookup table (repeat for each)', collect, [])
+    .option('--bootstrap <servers>', 'kafka-acls --bootstrap-server', '$KAFKA_BROKERS')
+    .option('--command-config <file>', "kafka-acls --command-config: the operator's client")
+    .addHelpText(
+      'after',
+      '\nNames come from SLUICE_TOPIC_PREFIX, CONSUMER_GROUP and SOURCE_TOPICS (defaults as the apps have them).',
+    )
+    .action(
+      (
+        app: string,
+        options: {
+          principal: string;
+          output: string[];
+          table: string[];
+          bootstrap: string;
+          commandConfig?: string;
+        },
+      ) =>
+        runAcls(
+          app,
+          {
+            principal: options.principal,
+            topicPrefix: topicPrefix(),
+            consumerGroup: (process.env['CONSUMER_GROUP'] ?? '').trim() || DEFAULT_PROCESSOR_GROUP,
+            sourceTopics: sourceTopics(),
+            outputs: options.output,
+            tables: options.table,
+            bootstrap: options.bootstrap,
+            commandConfig: options.commandConfig,
+          },
+          out,
+        ),
     );
 
   program

@@ -17,6 +17,7 @@ const SERVER_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1
 export interface Launched {
   exited: Promise<number | null>;
   output(): string;
+  kill(): void;
 }
 
 export interface CliRun {
@@ -42,31 +43,46 @@ export class SluiceSystem {
   adminUrl = '';
   private readonly children: ChildProcess[] = [];
   private readonly logs: string[] = [];
-  private database = '';
+  private readonly databases: string[] = [];
+  private databaseUrl = '';
 
   constructor(private readonly options: SystemOptions = {}) {}
 
   async start(): Promise<void> {
-    this.database = `sluice_cli_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    this.databaseUrl = this.newDatabase();
+    const adminPort = await freePort();
+    this.adminUrl = `http://127.0.0.1:${adminPort}`;
+    this.startAdmin({ ADMIN_PORT: String(adminPort) });
+    await this.startProcessor('cli-e2e-1');
+    await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, {
+      what: 'admin ready',
+    });
+  }
+
+  /** A database of its own, made and migrated as `npm run db:migrate` does; dropped by stop. */
+  newDatabase(): string {
+    const name = `sluice_cli_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
     const url = new URL(SERVER_URL);
-    url.pathname = `/${this.database}`;
+    url.pathname = `/${name}`;
     const migrate = spawnSync(process.execPath, [join(ROOT, 'scripts/db/migrate.mjs')], {
       env: { ...process.env, DATABASE_URL: url.toString() },
       encoding: 'utf8',
     });
     if (migrate.status !== 0) throw new Error(`db:migrate failed: ${migrate.stderr}`);
-    const adminPort = await freePort();
-    this.adminUrl = `http://127.0.0.1:${adminPort}`;
-    const common = { SLUICE_TOPIC_PREFIX: this.prefix, LOG_LEVEL: 'warn' };
-    this.launch('admin', {
-      ...common,
-      DATABASE_URL: url.toString(),
+    this.databases.push(name);
+    return url.toString();
+  }
+
+  /** An admin of this system (on its database); `env` over its usual variables. */
+  startAdmin(env: Record<string, string> = {}): Launched {
+    return this.launch('admin', {
+      SLUICE_TOPIC_PREFIX: this.prefix,
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: this.databaseUrl,
       SLUICE_ADMIN_TOKEN: this.token,
-      ADMIN_PORT: String(adminPort),
-    });
-    await this.startProcessor('cli-e2e-1');
-    await until(async () => (await fetch(`${this.adminUrl}/health/ready`)).ok, {
-      what: 'admin ready',
+      ADMIN_PORT: '0',
+      ...this.options.env?.admin,
+      ...env,
     });
   }
 
@@ -101,6 +117,7 @@ export class SluiceSystem {
     return {
       exited: new Promise((done) => child.once('exit', (code) => done(code))),
       output: () => output,
+      kill: () => child.kill('SIGKILL'),
     };
   }
 
@@ -150,12 +167,13 @@ export class SluiceSystem {
         child.kill('SIGKILL');
       }),
     );
-    if (!this.database) return;
+    if (this.databases.length === 0) return;
     const maintenance = new URL(SERVER_URL);
     maintenance.pathname = '/postgres';
     const client = new pg.Client({ connectionString: maintenance.toString() });
     await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${this.database} WITH (FORCE)`);
+    for (const name of this.databases)
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await client.end();
   }
 }

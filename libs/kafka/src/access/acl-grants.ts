@@ -101,7 +101,7 @@ export function processorAcls(names: InstallationNames): AclGrant[] {
       ...allow(
         { kind: 'cluster' },
         ['ClusterAction'],
-        'WriteTxnMarkers: ends a transaction of its own that its coordinator left open after a broker fault (README, Known issues); without it that task stops, and kafka-transactions abort ends the transaction',
+        'WriteTxnMarkers: ends a transaction of its own that its coordinator left open after a broker fault (README, Known issues); without it that task fails, naming this grant, until kafka-transactions abort ends the transaction',
       ),
       optional: true,
     },
