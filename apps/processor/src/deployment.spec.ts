@@ -2,6 +2,9 @@
 // configuration and its observability server: names, ports and probe paths.
 import 'reflect-metadata';
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { environmentVariableNames } from '@sluice/config';
 import {
   composeServices,
@@ -11,6 +14,7 @@ import {
   kafkaSecurityWiring,
   OVERLAYS,
   renderOverlay,
+  REPOSITORY_ROOT,
 } from '@sluice/config/deployment';
 
 import { ProcessorEnvironment } from './config/processor-config';
@@ -47,6 +51,24 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
         path.slice(files.mountPath.length + 1),
       );
     }
+  });
+
+  it('runs the topics Job with the same Kafka settings, mounted as the processor has them', () => {
+    const job = kafkaSecurityWiring(manifests, 'sluice-topics', 'Job');
+    expect(job).toEqual(kafkaSecurityWiring(manifests, 'sluice-processor'));
+    // Its script comes from the generated ConfigMap, whose data is k8s/base/topics-job.sh.
+    const pod = (
+      manifests.find((m) => m.kind === 'Job' && m.metadata.name === 'sluice-topics')!.spec as {
+        template: { spec: { volumes: { name: string; configMap?: { name: string } }[] } };
+      }
+    ).template.spec;
+    const scriptMap = pod.volumes.find((v) => v.name === 'script')!.configMap!.name;
+    const generated = manifests.find(
+      (m) => m.kind === 'ConfigMap' && m.metadata.name === scriptMap,
+    );
+    expect((generated as { data?: Record<string, string> }).data?.['topics-job.sh']).toBe(
+      readFileSync(join(REPOSITORY_ROOT, 'k8s/base/topics-job.sh'), 'utf8'),
+    );
   });
 
   it('gives the processor only variables it validates (the shared ConfigMap aside)', () => {

@@ -2,8 +2,10 @@
 // over SASL_SSL (transactions included) and mTLS as the users its ACLs let in; a wrong password
 // and an untrusted certificate are refusals (not retried), and a user without ACLs gets the
 // broker's authorization error.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import { logLevel } from 'kafkajs';
 
@@ -121,4 +123,58 @@ describe('the secured local broker', () => {
     );
     await limited.disconnect();
   });
+
+  // k8s/base/topics-job.sh, the topics Job's script, with kafka-topics.sh run from the broker's
+  // own jars: it reaches the secured listeners from the apps' variables alone.
+  it.each([
+    ['SASL_SSL with SCRAM-SHA-512', () => env],
+    [
+      'mTLS',
+      () => ({
+        KAFKA_BROKERS: '127.0.0.1:19722',
+        KAFKA_SSL: 'true',
+        KAFKA_SSL_CA_FILE: secure('ca.pem'),
+        KAFKA_SSL_CERT_FILE: secure('client-mtls.pem'),
+        KAFKA_SSL_KEY_FILE: secure('client-mtls.key'),
+      }),
+    ],
+  ])(
+    'runs the topics Job over %s',
+    async (_, variables) => {
+      const root = resolve(__dirname, '../../..');
+      const bin = mkdtempSync(join(tmpdir(), 'sluice-kafka-bin-'));
+      writeFileSync(
+        join(bin, 'kafka-topics.sh'),
+        `#!/bin/sh\nexec java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j2.level=OFF -cp '${join(root, '.local/kafka/libs')}/*' org.apache.kafka.tools.TopicCommand "$@"\n`,
+      );
+      chmodSync(join(bin, 'kafka-topics.sh'), 0o755);
+      const prefix = uniqueName('jobs');
+      const sources = [uniqueName('job-events')];
+      execFileSync('sh', [join(root, 'k8s/base/topics-job.sh')], {
+        env: {
+          PATH: process.env['PATH'],
+          KAFKA_BIN: bin,
+          SLUICE_TOPIC_PREFIX: prefix,
+          SOURCE_TOPICS: sources.join(','),
+          SOURCE_PARTITIONS: '2',
+          ...variables(),
+        },
+        stdio: 'pipe',
+      });
+      const admin = client('secure-job-check').admin();
+      await admin.connect();
+      const { topics } = await admin.fetchTopicMetadata({
+        topics: [`${prefix}.pipelines`, `${prefix}.stats`, `${prefix}.dlq`, ...sources],
+      });
+      await admin.disconnect();
+      expect(Object.fromEntries(topics.map((t) => [t.name, t.partitions.length]))).toEqual({
+        [`${prefix}.pipelines`]: 1,
+        [`${prefix}.stats`]: 1,
+        [`${prefix}.dlq`]: 3,
+        [sources[0]!]: 2,
+        [sources[1]!]: 2,
+      });
+    },
+    120_000,
+  );
 });

@@ -133,10 +133,11 @@ export interface KafkaSecurityWiring {
 
 export function kafkaSecurityWiring(
   manifests: Manifest[],
-  deployment: string,
+  name: string,
+  kind: 'Deployment' | 'Job' = 'Deployment',
 ): KafkaSecurityWiring {
-  const workload = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === deployment);
-  if (!workload) throw new Error(`no Deployment ${deployment} in the rendered manifests`);
+  const workload = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  if (!workload) throw new Error(`no ${kind} ${name} in the rendered manifests`);
   const pod = (workload.spec as { template: { spec: PodSpec } }).template.spec;
   const container = pod.containers[0]!;
   return {
