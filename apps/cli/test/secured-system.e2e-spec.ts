@@ -187,6 +187,32 @@ describe('over SASL_SSL, each app as a least-privilege user', () => {
     expect(tail.stderr).toContain(`needs Read on group ${system.prefix}.cli.tail.`);
     expect(tail.stderr).not.toMatch(/\n\s+at /);
     replica.kill();
+
+    // A processor group's user without the group itself: the join is refused, named and
+    // retried with back-off (not in a loop), and the replica stays up for the grant.
+    const ungrouped = `${system.group}-c`;
+    await grant(
+      'limited',
+      processorAcls({ ...names, consumerGroup: ungrouped }).filter(
+        (g) => !g.optional && !(g.resource.kind === 'group' && g.resource.name === ungrouped),
+      ),
+    );
+    const joiner = await system.startProcessor('limited-2', {
+      ...broker.secureEnv('limited'),
+      CONSUMER_GROUP: ungrouped,
+    });
+    await until(() => joiner.output().includes(`needs Read on group ${ungrouped} `), {
+      what: 'the replica naming its missing group grant',
+      timeoutMs: 60_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const refusals = joiner
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(`needs Read on group ${ungrouped} `)).length;
+    expect(refusals).toBeLessThan(10);
+    expect(await Promise.race([joiner.exited, Promise.resolve('running')])).toBe('running');
+    joiner.kill();
   }, 120_000);
 
   it('stops a replica given a wrong password within 10 s, exit 1, with a line naming the authentication', async () => {

@@ -55,7 +55,12 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
 
   it('runs the topics Job with the same Kafka settings, mounted as the processor has them', () => {
     const job = kafkaSecurityWiring(manifests, 'sluice-topics', 'Job');
-    expect(job).toEqual(kafkaSecurityWiring(manifests, 'sluice-processor'));
+    const processorWiring = kafkaSecurityWiring(manifests, 'sluice-processor');
+    // The same, and a Secret of its own over it (a user that may create the topics).
+    expect(job).toEqual({
+      ...processorWiring,
+      secretRefs: [...processorWiring.secretRefs, { name: 'sluice-kafka-topics', optional: true }],
+    });
     // Its script comes from the generated ConfigMap, whose data is k8s/base/topics-job.sh.
     const pod = (
       manifests.find((m) => m.kind === 'Job' && m.metadata.name === 'sluice-topics')!.spec as {

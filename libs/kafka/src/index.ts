@@ -30,7 +30,7 @@ export type { PartitionEnd } from './partition-ends';
 export { endWithMarker, findOpenTransactions } from './open-transactions';
 export type { OpenTransaction, TopicPartitions } from './open-transactions';
 export { assertPatchedKafkajs, UnpatchedKafkajsError } from './kafkajs/patched-kafkajs';
-export { adminAcls, cliAcls, processorAcls } from './access/acl-grants';
+export { adminAcls, cliAcls, processorAcls, topicsJobAcls } from './access/acl-grants';
 export type {
   AclGrant,
   AclOperation,
@@ -39,7 +39,7 @@ export type {
   InstallationNames,
   SluiceApp,
 } from './access/acl-grants';
-export { kafkaAclsCommand, kafkajsAclEntries } from './access/acl-commands';
+export { kafkaAclsCommand, kafkajsAclEntries, shellWord } from './access/acl-commands';
 export type { KafkaAclsOptions } from './access/acl-commands';
 export {
   authorizationDenial,

@@ -5,6 +5,7 @@
 // at its first record, so no read-committed reader gets past it.
 import type { Admin } from 'kafkajs';
 
+import { onTopics, withDenialsNamed } from './access/authorization-denials';
 import { retryRetriable } from './retry';
 
 export interface TopicPartitions {
@@ -30,8 +31,9 @@ export async function findOpenTransactions(
   partitions: readonly TopicPartitions[],
 ): Promise<OpenTransaction[]> {
   if (partitions.length === 0) return [];
-  const answers = await retryRetriable(() =>
-    admin.describeProducers({ topics: partitions.map((p) => ({ ...p })) }),
+  const topics = [...new Set(partitions.map((p) => p.topic))];
+  const answers = await withDenialsNamed({ topic: onTopics('Read', topics) }, () =>
+    retryRetriable(() => admin.describeProducers({ topics: partitions.map((p) => ({ ...p })) })),
   );
   return answers.flatMap(({ topic, partition, activeProducers }) =>
     activeProducers
@@ -58,17 +60,20 @@ export async function endWithMarker(
   transaction: OpenTransaction,
   committed: boolean,
 ): Promise<void> {
-  await retryRetriable(() =>
-    admin.writeTxnMarkers({
-      markers: [
-        {
-          producerId: transaction.producerId,
-          producerEpoch: transaction.producerEpoch,
-          committed,
-          coordinatorEpoch: transaction.coordinatorEpoch,
-          topics: [{ topic: transaction.topic, partitions: [transaction.partition] }],
-        },
-      ],
-    }),
+  const asked = { cluster: 'ClusterAction on the cluster (WriteTxnMarkers; an optional grant)' };
+  await withDenialsNamed(asked, () =>
+    retryRetriable(() =>
+      admin.writeTxnMarkers({
+        markers: [
+          {
+            producerId: transaction.producerId,
+            producerEpoch: transaction.producerEpoch,
+            committed,
+            coordinatorEpoch: transaction.coordinatorEpoch,
+            topics: [{ topic: transaction.topic, partitions: [transaction.partition] }],
+          },
+        ],
+      }),
+    ),
   );
 }

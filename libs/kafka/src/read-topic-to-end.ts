@@ -99,7 +99,7 @@ async function readThroughGroup(
         if (remaining.size === 0) finish();
       }
     });
-    // kafkajs joins the group after run returns: a refusal then comes as a crash, not a throw.
+    // kafkajs joins inside run: a refused join is a crash before run returns, not a throw.
     const crashed = new Promise<never>((_, reject) =>
       consumer.on(consumer.events.CRASH, ({ payload }) => {
         if (!payload.restart) reject(payload.error);
@@ -110,6 +110,8 @@ async function readThroughGroup(
     try {
       await consumer.subscribe({ topic, fromBeginning: true });
       await consumer.run({
+        // A scratch group: nothing to resume from, so nothing is committed.
+        autoCommit: false,
         eachBatch: async ({ batch, heartbeat }) => {
           const end = remaining.get(batch.partition);
           if (end === undefined) return;

@@ -172,7 +172,6 @@ describe('the secured local broker', () => {
         [`${prefix}.stats`]: 1,
         [`${prefix}.dlq`]: 3,
         [sources[0]!]: 2,
-        [sources[1]!]: 2,
       });
     },
     120_000,

@@ -60,11 +60,22 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
       try {
         await this.kafka.ensureInternalTopics();
         const consumer = this.kafka.kafka.consumer({ groupId: this.groupId, maxWaitTimeInMs: 500 });
-        // kafkajs joins after run returns: a refused join (a missing ACL) comes as a crash.
+        // kafkajs joins inside run: a refused join (a missing ACL) is a crash before run
+        // returns, thrown below so that this loop retries it; a later one starts it over.
+        let joining = true;
+        let refusedJoin: unknown;
         consumer.on(consumer.events.CRASH, ({ payload }) => {
           const reason = (namingDenied(payload.error, this.asked()) as Error).message;
-          this.logger.error(`the stats follower stopped (${reason})`);
-          if (payload.restart || this.stopped || this.consumer !== consumer) return;
+          if (payload.restart) {
+            this.logger.warn(`the stats follower restarts (${reason})`);
+            return;
+          }
+          if (joining) {
+            refusedJoin = payload.error;
+            return;
+          }
+          this.logger.error(`the stats follower stopped (${reason}); starting it over`);
+          if (this.stopped || this.consumer !== consumer) return;
           this.consumer = undefined;
           this.started = consumer
             .disconnect()
@@ -75,6 +86,7 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
         await consumer.connect();
         await consumer.subscribe({ topic: this.kafka.topics.stats, fromBeginning: true });
         await consumer.run({
+          autoCommit: false,
           eachMessage: async ({ message }) => {
             const key = message.key?.toString('utf8');
             if (!key) return;
@@ -89,6 +101,11 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
             }
           },
         });
+        joining = false;
+        if (refusedJoin !== undefined) {
+          await consumer.disconnect().catch(() => undefined);
+          throw refusedJoin;
+        }
         this.consumer = consumer;
         return;
       } catch (error) {

@@ -43,6 +43,7 @@ describe('sluice acls', () => {
       'acls processor',
       'acls admin',
       'acls cli',
+      'acls topics-job',
     ]);
     for (const { args, printed: shown } of commands) expect(await printed(args)).toEqual(shown);
   });
@@ -91,7 +92,7 @@ describe('sluice acls', () => {
 
   it('refuses an unknown app and a principal that is not one', async () => {
     await expect(printed(['acls', 'streams', '--principal', 'User:x'])).rejects.toThrow(
-      'acls is for one of processor, admin, cli, not "streams"',
+      'acls is for one of processor, admin, cli, topics-job, not "streams"',
     );
     await expect(printed(['acls', 'admin', '--principal', 'admin'])).rejects.toThrow(
       '--principal must be a Kafka principal such as User:admin',

@@ -1,13 +1,13 @@
 // `sluice acls <app>`: the kafka-acls commands that grant one Sluice app exactly what it needs
 // on this installation's names (README, "Kafka ACLs"), from the same list the least-privilege
 // test grants. Prints; applies nothing (the operator's own client does, with its own rights).
-import { adminAcls, cliAcls, kafkaAclsCommand, processorAcls } from '@sluice/kafka';
+import { adminAcls, cliAcls, kafkaAclsCommand, processorAcls, topicsJobAcls } from '@sluice/kafka';
 import type { AclGrant, SluiceApp } from '@sluice/kafka';
 
 import { CliError } from '../errors';
 import type { Printer } from '../output/printer';
 
-export const APPS: readonly SluiceApp[] = ['processor', 'admin', 'cli'];
+export const APPS: readonly SluiceApp[] = ['processor', 'admin', 'cli', 'topics-job'];
 
 export interface AclsOptions {
   principal: string;
@@ -39,6 +39,8 @@ export function grantsFor(app: string, options: AclsOptions): AclGrant[] {
         produces: [...options.sourceTopics, ...options.tables],
         tails: options.outputs,
       });
+    case 'topics-job':
+      return topicsJobAcls(names);
     default:
       throw new CliError(`acls is for one of ${APPS.join(', ')}, not "${app}"`);
   }

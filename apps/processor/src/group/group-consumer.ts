@@ -159,7 +159,14 @@ export class GroupConsumer {
     consumer.on(REBALANCING, () => {
       if (this.consumer === consumer) this.handler.onRebalancing();
     });
+    // kafkajs joins inside run: a refused join is a crash before run returns, not a throw.
+    let joining = true;
+    let refusedJoin: unknown;
     consumer.on(CRASH, ({ payload }) => {
+      if (joining && !payload.restart) {
+        refusedJoin = payload.error;
+        return;
+      }
       this.logger.error(
         { err: namingDenied(payload.error, this.asked()), restart: payload.restart },
         'consumer crashed',
@@ -179,6 +186,9 @@ export class GroupConsumer {
         partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently,
         eachBatch: (payload) => this.onBatch(consumer, payload),
       });
+      joining = false;
+      // Thrown, so that the restart backs off before the next attempt.
+      if (refusedJoin !== undefined) throw refusedJoin;
     } catch (error) {
       if (this.consumer === consumer) this.consumer = undefined;
       await consumer.disconnect().catch(() => undefined);

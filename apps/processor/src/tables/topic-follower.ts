@@ -79,10 +79,14 @@ export class TopicFollower {
         if (ends.size === 0) caughtUp();
       }
     });
-    // kafkajs joins the group after run returns: a refusal then comes as a crash, not a throw.
+    // kafkajs joins inside run: a refused join is a crash before run returns, not a throw, and
+    // one that kafkajs gives up on later would leave the follower silent: both fail the start.
+    let gaveUp: unknown;
     const crashed = new Promise<never>((_, reject) =>
       consumer.on(consumer.events.CRASH, ({ payload }) => {
-        if (!payload.restart) reject(payload.error);
+        if (payload.restart) return;
+        gaveUp = payload.error;
+        reject(payload.error);
       }),
     );
     crashed.catch(() => undefined);
@@ -96,7 +100,10 @@ export class TopicFollower {
         }
         await heartbeat();
       },
+      autoCommit: false,
     });
+    // An empty topic is caught up at once: the race below would not see a refused join.
+    if (gaveUp !== undefined) throw gaveUp;
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {

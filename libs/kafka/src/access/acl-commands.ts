@@ -27,16 +27,21 @@ export function kafkaAclsCommand(
   const words = [
     'kafka-acls.sh',
     `--bootstrap-server ${options.bootstrap}`,
-    ...(options.commandConfig ? [`--command-config ${options.commandConfig}`] : []),
+    ...(options.commandConfig ? [`--command-config ${shellWord(options.commandConfig)}`] : []),
     '--add',
-    `--${grant.permission}-principal ${principal}`,
+    `--${grant.permission}-principal ${shellWord(principal)}`,
     ...grant.operations.map((operation) => `--operation ${operation}`),
-    resource.kind === 'cluster' ? '--cluster' : `--${resource.kind} ${resource.name}`,
+    resource.kind === 'cluster' ? '--cluster' : `--${resource.kind} ${shellWord(resource.name)}`,
     ...(resource.kind !== 'cluster' && resource.prefixed
       ? ['--resource-pattern-type prefixed']
       : []),
   ];
   return words.join(' ');
+}
+
+/** `word` as one shell word: as it is when it is plain, else single-quoted (mTLS principals). */
+export function shellWord(word: string): string {
+  return /^[\w.:/=@+,-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 const OPERATIONS: Record<AclOperation, AclOperationTypes> = {

@@ -34,7 +34,7 @@ export interface InstallationNames {
   tables?: readonly string[];
 }
 
-export type SluiceApp = 'processor' | 'admin' | 'cli';
+export type SluiceApp = 'processor' | 'admin' | 'cli' | 'topics-job';
 
 const topic = (name: string, prefixed = false): AclResource => ({ kind: 'topic', name, prefixed });
 const group = (name: string, prefixed = false): AclResource => ({ kind: 'group', name, prefixed });
@@ -129,11 +129,21 @@ export function adminAcls(names: Pick<InstallationNames, 'topicPrefix' | 'output
   ];
 }
 
+/** The topics Job (k8s/base/topics-job.sh): it makes the internal and source topics. */
+export function topicsJobAcls(
+  names: Pick<InstallationNames, 'topicPrefix' | 'sourceTopics'>,
+): AclGrant[] {
+  const internal = internalTopics(names.topicPrefix);
+  return [internal.pipelines, internal.stats, internal.dlq, ...names.sourceTopics].map((name) =>
+    allow(topic(name), ['Create', 'Describe'], 'made by the topics Job if missing'),
+  );
+}
+
 export interface CliNames {
   topicPrefix: string;
   /** Topics `sluice produce` writes (sources, lookup tables). */
   produces: readonly string[];
-  /** Topics `sluice tail` reads (outputs, dead letters). */
+  /** Topics `sluice tail` reads (outputs, say). */
   tails: readonly string[];
 }
 
