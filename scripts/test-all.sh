@@ -34,7 +34,7 @@ step "integration tests (real Kafka, real PostgreSQL)"
 export SLUICE_TEST_LOGS="${SLUICE_TEST_LOGS:-$PWD/.local/test-logs}"
 rm -rf "$SLUICE_TEST_LOGS"
 # A hung test must fail the run, not hold CI until its deadline.
-if ! timeout --kill-after=30 1800 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes; then
+if ! timeout --kill-after=30 2700 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes; then
   step "integration tests failed; the replicas' latest warnings and errors"
   npx tsx -e "process.stdout.write(require('./libs/testing/src/log-warnings').logWarnings(process.argv[1]) + '\n')" "$SLUICE_TEST_LOGS" || true
   exit 1

@@ -60,33 +60,9 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
       try {
         await this.kafka.ensureInternalTopics();
         const consumer = this.kafka.kafka.consumer({ groupId: this.groupId, maxWaitTimeInMs: 500 });
-        // kafkajs joins inside run: a refused join (a missing ACL) is a crash before run
-        // returns, thrown below so that this loop retries it; a later one starts it over.
-        let joining = true;
-        let refusedJoin: unknown;
-        consumer.on(consumer.events.CRASH, ({ payload }) => {
-          const reason = (namingDenied(payload.error, this.asked()) as Error).message;
-          if (payload.restart) {
-            this.logger.warn(`the stats follower restarts (${reason})`);
-            return;
-          }
-          if (joining) {
-            refusedJoin = payload.error;
-            return;
-          }
-          this.logger.error(`the stats follower stopped (${reason}); starting it over`);
-          if (this.stopped || this.consumer !== consumer) return;
-          this.consumer = undefined;
-          this.started = consumer
-            .disconnect()
-            .catch(() => undefined)
-            .then(() => new Promise((resolve) => setTimeout(resolve, 5_000)))
-            .then(() => this.follow());
-        });
         await consumer.connect();
         await consumer.subscribe({ topic: this.kafka.topics.stats, fromBeginning: true });
         await consumer.run({
-          autoCommit: false,
           eachMessage: async ({ message }) => {
             const key = message.key?.toString('utf8');
             if (!key) return;
@@ -101,11 +77,6 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
             }
           },
         });
-        joining = false;
-        if (refusedJoin !== undefined) {
-          await consumer.disconnect().catch(() => undefined);
-          throw refusedJoin;
-        }
         this.consumer = consumer;
         return;
       } catch (error) {

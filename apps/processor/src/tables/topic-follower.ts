@@ -100,7 +100,6 @@ export class TopicFollower {
         }
         await heartbeat();
       },
-      autoCommit: false,
     });
     // An empty topic is caught up at once: the race below would not see a refused join.
     if (gaveUp !== undefined) throw gaveUp;
