@@ -203,7 +203,9 @@ describe('admin under bad input', () => {
     // Both sides were exercised: the mutations are neither all harmless nor all fatal.
     expect(outcomes.accepted).toBeGreaterThan(RUNS / 50);
     expect(outcomes.refused).toBeGreaterThan(RUNS / 2);
-  });
+    // 10,000 requests, each accepted one creating topics: 96–150 s measured on this machine in
+    // CI, so more than the suite's default 120 s (the test is of answers, not of speed).
+  }, 360_000);
 
   it('runs every accepted fuzzed definition on a processor, and a valid pipeline after them still gives its results', async () => {
     const prefix = topicPrefix();
