@@ -58,6 +58,16 @@ async function runsDailyRevenue(system: SluiceSystem, work: string, output: stri
   const applied = await system.cli(['apply', '-f', join(work, 'pipeline.yaml')]);
   expect(applied.stderr).toBe('');
   expect(applied.stdout).toMatch(/^pipeline\/daily-revenue created/);
+  // A new pipeline reads what its source partitions hold after a replica runs it (until
+  // pipelines own their positions, issue 16): events produced before would be missed. A CI run
+  // that produced at once got exactly one source partition's windows.
+  await until(
+    async () => {
+      const run = await system.cli(['stats', 'daily-revenue', '-o', 'json']);
+      return run.code === 0 && (JSON.parse(run.stdout) as { state?: string }).state === 'running';
+    },
+    { what: 'the processor running the pipeline', timeoutMs: 60_000 },
+  );
   const events = join(work, 'events.jsonl');
   const produced = await system.cli(['produce', '-f', events, '-t', system.sourceTopics[0]!]);
   expect(produced.stderr).toBe('');
