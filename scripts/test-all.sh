@@ -33,11 +33,8 @@ step "integration tests (real Kafka, real PostgreSQL)"
 # with the replicas' own warnings and errors instead of only the test's expectation.
 export SLUICE_TEST_LOGS="${SLUICE_TEST_LOGS:-$PWD/.local/test-logs}"
 rm -rf "$SLUICE_TEST_LOGS"
-# Two projects at a time: the suites mostly wait on the broker and on event-time timeouts (a
-# measured run of the processor's used 0.9 of the 2 cores, the broker included), so two lanes
-# take about half the time; every suite keeps its own topic names, groups and broker ports.
-# Lines are prefixed with their project. A hung test must fail the run, not hold CI.
-if ! timeout --kill-after=30 2700 npx nx run-many -t int-test --parallel=2 --outputStyle=stream; then
+# A hung test must fail the run, not hold CI until its deadline.
+if ! timeout --kill-after=30 2700 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes; then
   step "integration tests failed; the replicas' latest warnings and errors"
   npx tsx -e "process.stdout.write(require('./libs/testing/src/log-warnings').logWarnings(process.argv[1]) + '\n')" "$SLUICE_TEST_LOGS" || true
   exit 1
