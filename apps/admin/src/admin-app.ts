@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { PipelineDefinitionSchema } from '@sluice/contracts';
+import { GraphDefinitionSchema, PipelineDefinitionSchema } from '@sluice/contracts';
 import { Logger } from 'nestjs-pino';
 
 import { AppModule } from './app.module';
@@ -62,7 +62,8 @@ export async function createAdminApp(config: AdminConfig): Promise<NestFastifyAp
     ...document.components,
     schemas: {
       ...document.components?.schemas,
-      PipelineDefinition: PipelineDefinitionSchema as never,
+      // Either form: AllSource's linear definition, or a graph (docs/design.md §9).
+      PipelineDefinition: { oneOf: [PipelineDefinitionSchema, GraphDefinitionSchema] } as never,
     },
   };
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });

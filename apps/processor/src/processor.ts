@@ -10,13 +10,7 @@ import type { Logger } from 'pino';
 
 import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
-import {
-  createKafka,
-  ensureTopics,
-  isRetriable,
-  isSecurityRefusal,
-  retryRetriable,
-} from '@sluice/kafka';
+import { createKafka, ensureTopics, isRetriable, isSecurityRefusal } from '@sluice/kafka';
 
 import type { ProcessorConfig } from './config/processor-config';
 import { GroupConsumer } from './group/group-consumer';
@@ -47,11 +41,8 @@ export class Processor {
   private readonly definitions: DefinitionApplier;
   private readonly consumer: GroupConsumer;
   private readonly tasks: TaskManager;
-  private readonly sourceTopics: Set<string>;
   private statsProducer: Producer | undefined;
   private follower: RegistryFollower | undefined;
-  private upstreams: string[] = [];
-  private internalPartitions = 1;
   private timers: NodeJS.Timeout[] = [];
   private state: State = 'created';
 
@@ -67,10 +58,8 @@ export class Processor {
     });
     this.admin = this.kafka.admin();
     this.topics = internalTopics(config.topicPrefix);
-    this.sourceTopics = new Set(config.sourceTopics);
     this.tables = new GlobalTables(this.kafka, logger, config.consumerGroup);
     this.registry = new DefinitionRegistry({
-      lookups: this.tables,
       rules: { topicPrefix: config.topicPrefix, sourceTopics: config.sourceTopics },
       processorGroup: config.consumerGroup,
     });
@@ -84,7 +73,7 @@ export class Processor {
       createTask: (topic, partition, memory) => this.createTask(topic, partition, memory),
       onBatchDone: (topic, records) =>
         this.metrics.recordsConsumed.inc(
-          { kind: this.sourceTopics.has(topic) ? 'source' : 'repartition' },
+          { kind: this.isSourceTopic(topic) ? 'source' : 'repartition' },
           records,
         ),
     });
@@ -104,7 +93,6 @@ export class Processor {
       tables: this.tables,
       logger,
       topicPrefix: config.topicPrefix,
-      partitions: () => this.internalPartitions,
       onApplied: () => this.consumer.setTopics(this.wantedTopics()),
     });
     this.metrics = new ProcessorMetrics({
@@ -145,8 +133,7 @@ export class Processor {
     );
     this.logger.info(
       {
-        sources: this.config.sourceTopics,
-        upstream_partitions: this.upstreams.length,
+        sources: this.sourceTopics(),
         pipelines: this.pipelines.list().map((p) => p.id),
         consumer_group: this.config.consumerGroup,
       },
@@ -201,13 +188,6 @@ export class Processor {
       { topic: this.topics.stats, numPartitions: 1, compacted: true },
       { topic: this.topics.dlq, numPartitions: 3 },
     ]);
-    const metadata = await retryRetriable(() =>
-      this.admin.fetchTopicMetadata({ topics: this.config.sourceTopics }),
-    );
-    this.upstreams = metadata.topics.flatMap(({ name, partitions }) =>
-      partitions.map(({ partitionId }) => `${name}/${partitionId}`),
-    );
-    this.internalPartitions = Math.max(...metadata.topics.map((t) => t.partitions.length));
 
     // Stats records are overwritten every few seconds: a plain producer is enough.
     this.statsProducer = this.kafka.producer({
@@ -279,8 +259,17 @@ export class Processor {
     if (refused !== undefined) throw refused;
   }
 
+  /** The group's default sources (a linear definition reads them) and every pipeline's own. */
+  private sourceTopics(): string[] {
+    return [...new Set([...this.config.sourceTopics, ...this.pipelines.sourceTopics()])];
+  }
+
+  private isSourceTopic(topic: string): boolean {
+    return this.config.sourceTopics.includes(topic) || this.pipelines.readersOf(topic).length > 0;
+  }
+
   private wantedTopics(): string[] {
-    return [...this.config.sourceTopics, ...this.pipelines.repartitionTopics()];
+    return [...this.sourceTopics(), ...this.pipelines.repartitionTopics()];
   }
 
   private createTask(topic: string, partition: number, memory: PartitionMemory): Task | undefined {
@@ -293,11 +282,16 @@ export class Processor {
       metrics: this.metrics,
       commitIntervalMs: this.config.commitIntervalMs,
     };
-    if (this.sourceTopics.has(topic)) {
+    if (this.isSourceTopic(topic)) {
       return new SourceTask(
         topic,
         partition,
-        { ...context, pipelines: this.pipelines, dlqTopic: this.topics.dlq },
+        {
+          ...context,
+          pipelines: this.pipelines,
+          dlqTopic: this.topics.dlq,
+          lookups: this.tables,
+        },
         memory,
       );
     }
@@ -306,7 +300,7 @@ export class Processor {
     return new StatefulTask(
       topic,
       partition,
-      { ...context, pipelines: this.pipelines, upstreams: this.upstreams },
+      { ...context, pipelines: this.pipelines },
       memory,
       pipeline.id,
     );
@@ -314,15 +308,18 @@ export class Processor {
 
   private async reportStats(): Promise<void> {
     if (!this.statsProducer) return;
-    let lag = 0;
-    for (const task of this.tasks.list()) if (this.sourceTopics.has(task.topic)) lag += task.lag;
+    const lagByTopic = new Map<string, number>();
+    for (const task of this.tasks.list())
+      lagByTopic.set(task.topic, (lagByTopic.get(task.topic) ?? 0) + task.lag);
     await publishStats(
       this.statsProducer,
       this.topics.stats,
       this.config.processorId,
       this.pipelines.list(),
       this.definitions.failures(),
-      lag,
+      // The lag of the source partitions this replica owns for each pipeline.
+      (pipeline) =>
+        pipeline.topics.sources.reduce((sum, topic) => sum + (lagByTopic.get(topic) ?? 0), 0),
     ).catch((error: Error) => this.logger.warn({ err: error }, 'publishing stats failed'));
   }
 }

@@ -6,6 +6,7 @@ import { dailyRevenueDefinition, generateOrders, seededRandom } from '@sluice/op
 import type { EventEnvelope } from '@sluice/contracts';
 
 import { canonical, reference, TestCluster } from './cluster';
+import type { LinearDefinition } from './cluster';
 
 const MALFORMED = Number(process.env['SLUICE_FUZZ_RECORDS'] ?? 100_000);
 const DAY = 86_400_000;
@@ -61,7 +62,7 @@ describe('bad input at volume', () => {
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-0000000000f1',
       output: cluster.output('daily_revenue'),
-    }) as Parameters<TestCluster['putPipeline']>[0];
+    }) as LinearDefinition;
     await cluster.putPipeline(definition);
     const replicas = [await cluster.startReplica('r0'), await cluster.startReplica('r1')];
 

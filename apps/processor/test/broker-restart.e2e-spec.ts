@@ -13,6 +13,7 @@ import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testin
 import { sleep } from '@sluice/testing';
 
 import { canonical, reference, TestCluster } from './cluster';
+import type { LinearDefinition } from './cluster';
 
 const DAY = 86_400_000;
 const ROOT = resolve(__dirname, '../../..');
@@ -59,7 +60,7 @@ describe('a broker restart mid-stream', () => {
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-0000000000e1',
       output: cluster.output('daily_revenue'),
-    }) as Parameters<TestCluster['putPipeline']>[0];
+    }) as LinearDefinition;
     await cluster.putPipeline(definition);
     const replicas = [await cluster.startReplica('r0'), await cluster.startReplica('r1')];
     const start = Date.UTC(2026, 10, 1);

@@ -6,17 +6,24 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { internalTopics, validateDefinition } from '@sluice/contracts';
-import type { EventEnvelope, PipelineDefinitionInput } from '@sluice/contracts';
+import { internalTopics, validateDefinition, validateGraphDefinition } from '@sluice/contracts';
+import type {
+  EventEnvelope,
+  GraphDefinitionInput,
+  PipelineDefinitionInput,
+} from '@sluice/contracts';
 import { createKafka, ensureTopics } from '@sluice/kafka';
-import { runReference } from '@sluice/operators';
-import type { ReferenceResult } from '@sluice/operators';
+import { planOfGraph, runGraphReference, runReference } from '@sluice/operators';
+import type { GraphReferenceResult, ReferenceResult, SourcedEvent } from '@sluice/operators';
 import { uniqueName } from '@sluice/kafka/testing';
 import { freePort, until } from '@sluice/testing';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Kafka, Producer } from 'kafkajs';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
+
+/** A linear definition as a test writes it (its id given). */
+export type LinearDefinition = PipelineDefinitionInput & { id: string };
 
 export class Replica {
   readonly output: string[] = [];
@@ -207,16 +214,18 @@ export class TestCluster {
     return replica;
   }
 
-  /** Writes a definition as the admin's relay would (version and generation included). */
+  /** Writes a definition, in either form, as the admin's relay would (version and generation included). */
   async putPipeline(
-    definition: PipelineDefinitionInput & { id: string },
+    definition: (PipelineDefinitionInput | GraphDefinitionInput) & { id: string },
     stored: { version?: number; reset_generation?: number; created_at?: string } = {},
   ): Promise<void> {
     const value = {
       ...definition,
       // This cluster's replicas' group, unless the test binds the pipeline to another.
       processor_group: definition.processor_group ?? this.group,
-      source_event_types: definition.source_event_types ?? [],
+      ...('sources' in definition
+        ? {}
+        : { source_event_types: definition.source_event_types ?? [] }),
       enabled: definition.enabled ?? true,
       version: stored.version ?? 1,
       reset_generation: stored.reset_generation ?? 0,
@@ -236,15 +245,18 @@ export class TestCluster {
     });
   }
 
-  /** Events keyed by entity, as producers write them; raw strings are sent as they are. */
+  /**
+   * Events keyed by entity, as producers write them, to the source (or `topic`); raw strings are
+   * sent as they are.
+   */
   async produce(
     events: Array<EventEnvelope | string | Buffer>,
-    options: { chunk?: number } = {},
+    options: { chunk?: number; topic?: string } = {},
   ): Promise<void> {
     const chunk = options.chunk ?? 5000;
     for (let i = 0; i < events.length; i += chunk) {
       await this.producer!.send({
-        topic: this.source,
+        topic: options.topic ?? this.source,
         messages: events
           .slice(i, i + chunk)
           .map((event) =>
@@ -264,10 +276,16 @@ export class TestCluster {
     });
   }
 
-  /** One event per source partition (event time only: no pipeline matches its type). */
-  async tickEveryPartition(time: number): Promise<EventEnvelope[]> {
+  /**
+   * One event per partition of the source (or of `topic`, of `partitions`): event time only, no
+   * pipeline matches its type.
+   */
+  async tickEveryPartition(
+    time: number,
+    { topic = this.source, partitions = this.partitions } = {},
+  ): Promise<EventEnvelope[]> {
     const ticks: EventEnvelope[] = [];
-    for (let partition = 0; partition < this.partitions; partition++) {
+    for (let partition = 0; partition < partitions; partition++) {
       const tick = {
         event_type: 'clock.tick',
         timestamp: new Date(time).toISOString(),
@@ -275,7 +293,7 @@ export class TestCluster {
       };
       ticks.push(tick);
       await this.producer!.send({
-        topic: this.source,
+        topic,
         messages: [{ partition, key: null, value: JSON.stringify(tick) }],
       });
     }
@@ -370,4 +388,14 @@ export function reference(definition: PipelineDefinitionInput, events: unknown[]
   const validation = validateDefinition(definition);
   if (!validation.valid) throw new Error(JSON.stringify(validation.errors));
   return runReference(validation.definition, events);
+}
+
+/** The reference run of a graph as the admin would store it (defaults applied). */
+export function graphReference(
+  definition: GraphDefinitionInput,
+  events: SourcedEvent[],
+): GraphReferenceResult {
+  const validation = validateGraphDefinition(definition);
+  if (!validation.valid) throw new Error(JSON.stringify(validation.errors));
+  return runGraphReference(planOfGraph(validation.graph), events);
 }

@@ -3,6 +3,7 @@
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 
 import { canonical, reference, TestCluster } from './cluster';
+import type { LinearDefinition } from './cluster';
 
 const DAY = 86_400_000;
 
@@ -22,7 +23,7 @@ describe('daily revenue on a 6-partition source keyed by entity', () => {
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-00000000000a',
       output: cluster.output('daily_revenue'),
-    }) as Parameters<TestCluster['putPipeline']>[0];
+    }) as LinearDefinition;
     await cluster.putPipeline(definition);
     const start = Date.UTC(2026, 10, 1);
     // 4 days of orders, 1,000 entities: every currency lands on every partition.

@@ -5,6 +5,7 @@ import type { EventEnvelope } from '@sluice/contracts';
 import { sleep, until } from '@sluice/testing';
 
 import { canonical, reference, TestCluster } from './cluster';
+import type { LinearDefinition } from './cluster';
 
 const DAY = 86_400_000;
 
@@ -27,7 +28,7 @@ describe('replicas changing while events flow', () => {
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-00000000000b',
       output: cluster.output('daily_revenue'),
-    }) as Parameters<TestCluster['putPipeline']>[0];
+    }) as LinearDefinition;
     await cluster.putPipeline(definition);
     for (let i = 0; i < initialReplicas; i++) await cluster.startReplica(`r${i}`);
     const start = Date.UTC(2026, 10, 1);
@@ -89,7 +90,7 @@ describe('replicas changing while events flow', () => {
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-00000000000f',
       output: cluster.output('daily_revenue'),
-    }) as Parameters<TestCluster['putPipeline']>[0];
+    }) as LinearDefinition;
     await cluster.putPipeline(definition);
     const replica = await cluster.startReplica('r0', { COMMIT_INTERVAL_MS: '8000' });
     const start = Date.UTC(2026, 10, 1);

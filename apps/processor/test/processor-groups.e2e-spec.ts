@@ -5,6 +5,7 @@
 import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testing';
 
 import { canonical, reference, TestCluster } from './cluster';
+import type { LinearDefinition } from './cluster';
 
 const DAY = 86_400_000;
 
@@ -25,12 +26,12 @@ describe('two processor groups sharing a prefix and a source', () => {
     const demo = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-0000000000b1',
       output: cluster.output('demo_daily_revenue'),
-    }) as Parameters<TestCluster['putPipeline']>[0];
+    }) as LinearDefinition;
     const barsRevenue = {
       ...(dailyRevenueDefinition({
         id: '00000000-0000-4000-8000-0000000000b2',
         output: cluster.output('bars_daily_revenue'),
-      }) as Parameters<TestCluster['putPipeline']>[0]),
+      }) as LinearDefinition),
       processor_group: bars,
     };
     await cluster.putPipeline(demo); // the cluster's own group

@@ -117,10 +117,6 @@ export interface PipelineGraph {
   processor_group?: string;
 }
 
-/** Why a graph cannot be stored yet: the processor runs only the linear form (docs/design.md §9). */
-export const GRAPH_NOT_RUN_YET =
-  "is a graph definition: validate and preview take it, but this version's processor runs only the linear form (operators and output), so it cannot be stored yet";
-
 /** The keys only the graph form has. */
 export const GRAPH_KEYS = ['sources', 'transforms', 'sinks'] as const;
 

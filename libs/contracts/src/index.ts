@@ -12,3 +12,4 @@ export * from './topics';
 export * from './same-definition';
 export * from './graph-definition';
 export * from './validate-graph';
+export * from './any-definition';

@@ -1,4 +1,4 @@
-import type { PipelineDefinition } from './definition';
+import type { AnyPipelineDefinition } from './any-definition';
 
 /** A stable serialization (sorted keys, undefined members left out) for comparing by content. */
 export function canonicalJson(value: unknown): string {
@@ -12,6 +12,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Every field of either form that says what a pipeline does (not where the admin keeps it). */
 const DEFINITION_FIELDS = [
   'id',
   'name',
@@ -20,13 +21,21 @@ const DEFINITION_FIELDS = [
   'operators',
   'enabled',
   'output',
-] as const satisfies readonly (keyof PipelineDefinition)[];
+  'sources',
+  'transforms',
+  'sinks',
+] as const;
 
 /**
  * Whether two definitions say the same thing, whatever their key order (YAML vs stored JSON)
  * and whatever else rides along (a stored pipeline's version and times). The admin's idempotent
- * create and the CLI's `apply … unchanged` share this one rule.
+ * create and the CLI's `apply … unchanged` share this one rule. A linear and a graph definition
+ * are never the same.
  */
-export function sameDefinition(a: PipelineDefinition, b: PipelineDefinition): boolean {
-  return DEFINITION_FIELDS.every((field) => canonicalJson(a[field]) === canonicalJson(b[field]));
+export function sameDefinition(a: AnyPipelineDefinition, b: AnyPipelineDefinition): boolean {
+  const field = (definition: AnyPipelineDefinition, name: string): unknown =>
+    (definition as unknown as Record<string, unknown>)[name];
+  return DEFINITION_FIELDS.every(
+    (name) => canonicalJson(field(a, name)) === canonicalJson(field(b, name)),
+  );
 }

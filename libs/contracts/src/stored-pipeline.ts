@@ -1,13 +1,20 @@
-import type { PipelineDefinition } from './definition';
+import type { AnyPipelineDefinition } from './any-definition';
+import { isGraphInput } from './graph-definition';
 
-/** A definition as the admin stores it and broadcasts it on `sluice.pipelines` (docs/design.md §5). */
-export interface StoredPipeline extends PipelineDefinition {
+/** What the admin adds to a definition it stores. */
+export interface StoredFields {
   version: number;
   /** Bumped by a reset: processors clear the pipeline's state and counters when it changes. */
   reset_generation: number;
   created_at: string;
   updated_at: string;
 }
+
+/**
+ * A definition, in either form, as the admin stores it and broadcasts it on `sluice.pipelines`
+ * (docs/design.md §5).
+ */
+export type StoredPipeline = AnyPipelineDefinition & StoredFields;
 
 /** What the admin adds to a definition; a body read with GET carries them, read-only. */
 export const STORED_FIELDS = ['version', 'reset_generation', 'created_at', 'updated_at'] as const;
@@ -25,7 +32,12 @@ export function splitStoredFields(document: unknown): {
     return { definition: document, stored: {} };
   const definition: Record<string, unknown> = { ...(document as Record<string, unknown>) };
   const stored: Partial<Record<StoredField, unknown>> = {};
+  // headrace's graph format has a `version` of its own (the format's, 1): in a graph that
+  // carries none of the other fields a GET answers, `version` is that one.
+  const formatVersion =
+    isGraphInput(definition) && !STORED_FIELDS.some((f) => f !== 'version' && f in definition);
   for (const field of STORED_FIELDS) {
+    if (field === 'version' && formatVersion) continue;
     if (field in definition) {
       stored[field] = definition[field];
       delete definition[field];

@@ -37,3 +37,5 @@ export { LINEAR_SINK_ID, LINEAR_SOURCE_ID, planOfGraph, planOfLinear } from './g
 export type { PipelinePlan, PlanInput, PlanSink, PlanSource, PlanTransform } from './graph/plan';
 export { runGraphReference } from './reference';
 export type { GraphReferenceResult, SinkOutput, SourcedEvent } from './reference';
+export { statefulNodesOf } from './graph/stateful-nodes';
+export type { StatefulNode } from './graph/stateful-nodes';

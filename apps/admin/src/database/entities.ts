@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
-import type { PipelineDefinition, StoredPipeline } from '@sluice/contracts';
+import type { AnyPipelineDefinition, StoredPipeline } from '@sluice/contracts';
 
 /** The current definition of each pipeline; a deleted one keeps its row with `deleted_at`. */
 @Entity({ name: 'pipelines' })
@@ -12,7 +12,7 @@ export class PipelineRow {
 
   /** `json`, not `jsonb`: the definition keeps the key order it was written in. */
   @Column('json')
-  definition!: PipelineDefinition;
+  definition!: AnyPipelineDefinition;
 
   @Column('integer')
   version!: number;
@@ -42,7 +42,7 @@ export class PipelineVersionRow {
   version!: number;
 
   @Column('json')
-  definition!: PipelineDefinition;
+  definition!: AnyPipelineDefinition;
 
   @Column('text')
   change!: VersionChange;

@@ -79,11 +79,11 @@ export class KafkaService implements OnApplicationShutdown {
   }
 
   /** A pipeline's output topic and its `.late` sibling. */
-  async ensureOutputTopics(output: string): Promise<void> {
-    await this.ensure([
-      { topic: output, numPartitions: this.config.outputPartitions },
-      { topic: `${output}.late`, numPartitions: this.config.outputPartitions },
-    ]);
+  /** A pipeline's result topics and each one's `.late` (outputTopicsOf). */
+  async ensureOutputTopics(topics: readonly string[]): Promise<void> {
+    await this.ensure(
+      topics.map((topic) => ({ topic, numPartitions: this.config.outputPartitions })),
+    );
   }
 
   private async ensure(specs: TopicSpec[]): Promise<void> {

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
+import { outputTopicsOf } from '@sluice/contracts';
 import { isPermanentRefusal, onTopics, refusalReason, withDenialsNamed } from '@sluice/kafka';
 import type { EntityManager } from 'typeorm';
 
@@ -161,7 +162,7 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnModuleDestr
     const sendable: OutboxRow[] = [];
     for (const row of rows) {
       try {
-        if (row.payload) await this.kafka.ensureOutputTopics(row.payload.output);
+        if (row.payload) await this.kafka.ensureOutputTopics(outputTopicsOf(row.payload));
         sendable.push(row);
       } catch (error) {
         if (!isPermanentRefusal(error)) throw error;

@@ -1,18 +1,12 @@
-import {
-  isGraphInput,
-  parseDefinitionText,
-  splitStoredFields,
-  validateDefinition,
-} from '@sluice/contracts';
+import { parseDefinitionText, splitStoredFields, validateAnyDefinition } from '@sluice/contracts';
 import type {
+  AnyPipelineDefinition,
   DefinitionValidationOptions,
-  PipelineDefinition,
   StoredField,
   ValidationIssue,
 } from '@sluice/contracts';
 
 import { DomainError } from '../errors/domain-error';
-import { graphIssue } from './graph-definitions';
 
 /**
  * The request body as a definition document: JSON bodies arrive parsed, YAML bodies as text
@@ -39,7 +33,8 @@ export function bodyDocument(body: unknown): unknown {
 }
 
 export interface DefinitionBody {
-  definition: PipelineDefinition;
+  /** In either form: AllSource's linear one or a graph (docs/design.md §9). */
+  definition: AnyPipelineDefinition;
   /** Defaults applied and fields ignored, each with its path. */
   warnings: ValidationIssue[];
   /** The read-only fields the body carried (a GET body sent back), to compare with the store. */
@@ -52,11 +47,7 @@ export function definitionFromDocument(
   rules: DefinitionValidationOptions,
 ): DefinitionBody {
   const { definition, stored } = splitStoredFields(document);
-  if (isGraphInput(definition)) {
-    const issue = graphIssue(definition as object);
-    throw new DomainError('validation_failed', describeIssues([issue]), [issue]);
-  }
-  const result = validateDefinition(definition, rules);
+  const result = validateAnyDefinition(definition, rules);
   if (!result.valid)
     throw new DomainError('validation_failed', describeIssues(result.errors), result.errors);
   return { definition: result.definition, warnings: result.warnings, stored };

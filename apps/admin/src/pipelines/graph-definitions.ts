@@ -1,15 +1,8 @@
-// What the admin does with a graph definition (docs/design.md §9) while the processor runs only
-// the linear form: validate and preview take it, create and update refuse it with the reason.
+// A graph definition's preview (docs/design.md §9): events tagged with the source that reads
+// them, results per sink.
 import { planOfGraph, runGraphReference } from '@sluice/operators';
 import type { CompileOptions, GraphReferenceResult, SourcedEvent } from '@sluice/operators';
-import { GRAPH_NOT_RUN_YET } from '@sluice/contracts';
 import type { PipelineGraph, ValidationIssue } from '@sluice/contracts';
-
-/** Where a graph's refusal is reported: its first graph key. */
-export function graphIssue(document: object): ValidationIssue {
-  const key = ['sources', 'transforms', 'sinks'].find((k) => k in document) ?? '$';
-  return { path: key, message: GRAPH_NOT_RUN_YET };
-}
 
 /**
  * A graph's preview events: `{ source, event }` each, or plain events when the graph has one

@@ -16,6 +16,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   isGraphInput,
   splitStoredFields,
+  validateAnyDefinition,
   validateDefinition,
   validateGraphDefinition,
 } from '@sluice/contracts';
@@ -33,7 +34,7 @@ import { BearerAuthGuard, Principal, RequiresRole } from '../auth/bearer-auth.gu
 import { ADMIN_CONFIG } from '../config/admin-config';
 import type { AdminConfig } from '../config/admin-config';
 import { DomainError } from '../errors/domain-error';
-import { graphIssue, previewGraph, sourcedEvents } from './graph-definitions';
+import { previewGraph, sourcedEvents } from './graph-definitions';
 import { StatsService } from '../stats/stats.service';
 import { bodyDocument, definitionFromDocument, prefixIssues } from './definition-body';
 import { notFound, PipelinesService } from './pipelines.service';
@@ -129,12 +130,7 @@ export class PipelinesController {
   } {
     // A body read with GET validates as its definition: the read-only fields are the admin's.
     const { definition } = splitStoredFields(bodyDocument(body));
-    if (isGraphInput(definition)) {
-      const graph = validateGraphDefinition(definition, this.rules);
-      const warnings = [...graph.warnings, graphIssue(definition as object)];
-      return { valid: graph.valid, errors: graph.errors, warnings };
-    }
-    const result = validateDefinition(definition, this.rules);
+    const result = validateAnyDefinition(definition, this.rules);
     return { valid: result.valid, errors: result.errors, warnings: result.warnings };
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { processorGroupOf, sameDefinition } from '@sluice/contracts';
-import type { PipelineDefinition, StoredField, StoredPipeline } from '@sluice/contracts';
+import type { AnyPipelineDefinition, StoredField, StoredPipeline } from '@sluice/contracts';
 import type { EntityManager } from 'typeorm';
 
 import { DatabaseService } from '../database/database.service';
@@ -35,7 +35,7 @@ export interface VersionEntry {
   changed_by: string;
   note: string | null;
   changed_at: string;
-  definition: PipelineDefinition;
+  definition: AnyPipelineDefinition;
 }
 
 /** One change of any pipeline, as the audit log lists it. */
@@ -63,7 +63,7 @@ export class PipelinesService {
     private readonly relay: OutboxRelayService,
   ) {}
 
-  async create(definition: PipelineDefinition, author: ChangeAuthor): Promise<CreateOutcome> {
+  async create(definition: AnyPipelineDefinition, author: ChangeAuthor): Promise<CreateOutcome> {
     try {
       return await this.createOnce(definition, author);
     } catch (error) {
@@ -75,7 +75,7 @@ export class PipelinesService {
   }
 
   private async createOnce(
-    definition: PipelineDefinition,
+    definition: AnyPipelineDefinition,
     author: ChangeAuthor,
   ): Promise<CreateOutcome> {
     const outcome = await this.database.transaction(async (manager) => {
@@ -111,7 +111,7 @@ export class PipelinesService {
 
   async replace(
     id: string,
-    definition: PipelineDefinition,
+    definition: AnyPipelineDefinition,
     { expectedVersion, stored, author }: ReplaceOptions,
   ): Promise<StoredPipeline> {
     const pipeline = await this.database.transaction(async (manager) => {
@@ -319,7 +319,7 @@ export function notFound(id: string): DomainError {
  * transactional ids, so nothing would fence the first group's last transactions while the
  * second one took over the pipeline's topics and state.
  */
-function checkSameGroup(before: PipelineDefinition, after: PipelineDefinition): void {
+function checkSameGroup(before: AnyPipelineDefinition, after: AnyPipelineDefinition): void {
   const was = processorGroupOf(before);
   if (processorGroupOf(after) === was) return;
   throw new DomainError('validation_failed', 'a pipeline cannot move to another processor group', [

@@ -1,3 +1,4 @@
+import { isGraph, resultTopicsOf } from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
 
 import type { AdminClient } from '../admin-client';
@@ -31,12 +32,19 @@ export function pipelineTable(pipelines: readonly StoredPipeline[], now = Date.n
       p.id,
       String(p.version),
       p.enabled ? 'yes' : 'no',
-      p.source_event_types.length > 0 ? p.source_event_types.join(',') : '*',
-      p.operators.map((o) => o.type).join('→'),
-      p.output,
+      eventsOf(p),
+      (isGraph(p) ? p.transforms : p.operators).map((o) => o.type).join('→'),
+      resultTopicsOf(p).join(','),
       age(p.updated_at, now),
     ]),
   );
+}
+
+/** What a pipeline reads: its event types (a graph's, per source topic). */
+function eventsOf(pipeline: StoredPipeline): string {
+  const types = (list: readonly string[]) => (list.length > 0 ? list.join(',') : '*');
+  if (!isGraph(pipeline)) return types(pipeline.source_event_types);
+  return pipeline.sources.map((s) => `${s.topic}:${types(s.event_types)}`).join(' ');
 }
 
 export async function runDelete(

@@ -1,3 +1,5 @@
+import { lateTopic, resultTopicsOf } from '@sluice/contracts';
+
 import type { AdminClient } from '../admin-client';
 import { CliError } from '../errors';
 import { readAllJsonLines } from '../io/jsonl';
@@ -5,12 +7,15 @@ import type { OutputFormat, Printer } from '../output/printer';
 import { count, renderStructured } from '../output/printer';
 import type { ValidDocument } from './validate';
 
-export interface PreviewAnswer {
-  results: unknown[];
-  late: unknown[];
+interface Outcome {
   dead_letters: { pipeline_id: string | null; reason: string; event: unknown }[];
   stats: Record<string, number>;
 }
+
+/** A linear definition's preview; a graph's answers per sink. */
+export type PreviewAnswer =
+  | (Outcome & { results: unknown[]; late: unknown[] })
+  | (Outcome & { sinks: Record<string, { topic: string; results: unknown[]; late: unknown[] }> });
 
 /** `--lookup customers=customers.jsonl:customer_id`: a lookup table for enrich, from a file. */
 export interface LookupSpec {
@@ -64,11 +69,19 @@ export async function runPreview(
     out.line(renderStructured(body, format));
     return body;
   }
-  out.line(`# ${body.results.length} results`);
-  for (const result of body.results) out.line(JSON.stringify(result));
-  if (body.late.length > 0) {
-    out.line(`# ${body.late.length} late (to ${document.definition.output}.late)`);
-    for (const late of body.late) out.line(JSON.stringify(late));
+  const sinks =
+    'sinks' in body
+      ? Object.entries(body.sinks).map(([id, sink]) => ({
+          ...sink,
+          label: ` to ${id} (${sink.topic})`,
+        }))
+      : [{ ...body, topic: resultTopicsOf(document.definition)[0]!, label: '' }];
+  for (const { results, late, topic, label } of sinks) {
+    out.line(`# ${results.length} results${label}`);
+    for (const result of results) out.line(JSON.stringify(result));
+    if (late.length === 0) continue;
+    out.line(`# ${late.length} late (to ${lateTopic(topic)})`);
+    for (const record of late) out.line(JSON.stringify(record));
   }
   if (body.dead_letters.length > 0) {
     out.line(`# ${body.dead_letters.length} dead letters`);

@@ -1,15 +1,5 @@
-import {
-  GRAPH_NOT_RUN_YET,
-  isGraphInput,
-  splitStoredFields,
-  validateDefinition,
-  validateGraphDefinition,
-} from '@sluice/contracts';
-import type {
-  DefinitionValidationOptions,
-  PipelineDefinition,
-  PipelineGraph,
-} from '@sluice/contracts';
+import { splitStoredFields, validateAnyDefinition } from '@sluice/contracts';
+import type { AnyPipelineDefinition, DefinitionValidationOptions } from '@sluice/contracts';
 
 import { CliError } from '../errors';
 import type { DefinitionFiles } from '../io/definition-files';
@@ -19,7 +9,8 @@ export interface ValidDocument {
   origin: string;
   /** The id the document gives; absent means "match by name" when applying. */
   givenId: string | undefined;
-  definition: PipelineDefinition;
+  /** In either form: AllSource's linear one or a graph (docs/design.md §9). */
+  definition: AnyPipelineDefinition;
   /** The document as written, without the read-only fields a `get` output carries. */
   document: unknown;
   /** The read-only fields it carried (version…): the admin compares them on an update. */
@@ -29,30 +20,18 @@ export interface ValidDocument {
 /**
  * Validates every document with the admin's own rules (the same library, so this works without
  * an admin) and reports every problem of every file, unreadable files included, before anything
- * is changed. Warnings (defaults applied, fields ignored) go to `warn`. A graph definition is
- * checked by its own rules; a valid one goes to `onGraph`, or, without it (apply: the
- * processor does not run graphs yet), is a problem of its file.
+ * is changed. Warnings (defaults applied, fields ignored) go to `warn`.
  */
 export function validateDocuments(
   files: DefinitionFiles,
   rules: DefinitionValidationOptions,
   warn: (line: string) => void,
-  onGraph?: (origin: string, graph: PipelineGraph) => void,
 ): ValidDocument[] {
   const problems = [...files.problems];
   const valid: ValidDocument[] = [];
   for (const { file, origin, document } of files.documents) {
     const { definition, stored } = splitStoredFields(document);
-    if (isGraphInput(definition)) {
-      const graph = validateGraphDefinition(definition, rules);
-      for (const warning of graph.warnings) warn(`${origin}: ${warning.path}: ${warning.message}`);
-      for (const error of graph.errors)
-        problems.push({ file, line: `${origin}: ${error.path}: ${error.message}` });
-      if (graph.valid && onGraph) onGraph(origin, graph.graph);
-      else if (graph.valid) problems.push({ file, line: `${origin}: ${GRAPH_NOT_RUN_YET}` });
-      continue;
-    }
-    const validation = validateDefinition(definition, rules);
+    const validation = validateAnyDefinition(definition, rules);
     for (const warning of validation.warnings)
       warn(`${origin}: ${warning.path}: ${warning.message}`);
     if (!validation.valid) {
@@ -93,15 +72,6 @@ export function runValidate(
   out: Printer,
   warn: (line: string) => void,
 ): void {
-  // In file order: the graphs are told of while the documents are read, the rest after.
-  const lines = new Map<string, string>();
-  const linear = validateDocuments(files, rules, warn, (origin, graph) =>
-    lines.set(origin, `pipeline/${graph.name} is a valid graph (preview only: not run yet)`),
-  );
-  for (const { origin, definition } of linear)
-    lines.set(origin, `pipeline/${definition.name} is valid`);
-  for (const { origin } of files.documents) {
-    const line = lines.get(origin);
-    if (line) out.line(`${origin}: ${line}`);
-  }
+  for (const { origin, definition } of validateDocuments(files, rules, warn))
+    out.line(`${origin}: pipeline/${definition.name} is valid`);
 }

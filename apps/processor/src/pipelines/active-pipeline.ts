@@ -1,15 +1,22 @@
 import { createHash } from 'node:crypto';
 
-import { canonicalJson, changelogTopic, lateTopic, repartitionTopic } from '@sluice/contracts';
+import {
+  canonicalJson,
+  changelogTopic,
+  lateTopic,
+  repartitionTopic,
+  stateMeaning,
+} from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
-import { emptyCounters } from '@sluice/operators';
-import type { CompiledPipeline, PipelineCounters } from '@sluice/operators';
+import { emptyCounters, statefulNodesOf } from '@sluice/operators';
+import type { PipelineCounters, PipelinePlan, StatefulNode } from '@sluice/operators';
 
-/** A pipeline this replica runs: its definition, where it writes, and this replica's counters. */
+/** A pipeline this replica runs: its plan, where it reads and writes, and this replica's counters. */
 export interface ActivePipeline {
   readonly id: string;
   readonly stored: StoredPipeline;
-  readonly compiled: CompiledPipeline;
+  /** The graph both definition forms compile to (docs/design.md §9). */
+  readonly plan: PipelinePlan;
   /**
    * Identifies the pipeline's state: state and repartitioned records of another epoch are not
    * this pipeline's any more (a reset, an update that changed what the state means, or a
@@ -18,51 +25,96 @@ export interface ActivePipeline {
   readonly epoch: string;
   readonly counters: PipelineCounters;
   readonly topics: PipelineTopics;
+  /** Its reduces and windows, run by the tasks of its repartition partitions. */
+  readonly stateful: readonly PlacedNode[];
+}
+
+export interface SinkTopics {
+  topic: string;
+  late: string;
 }
 
 export interface PipelineTopics {
-  output: string;
-  late: string;
-  /** Stateful pipelines only: where re-keyed records go, and where state is mirrored. */
+  /** The topics its sources read. */
+  sources: readonly string[];
+  /** Each sink's topic and its `.late`, by sink id. */
+  sinks: ReadonlyMap<string, SinkTopics>;
+  /** Every topic it publishes results or late records to. */
+  outputs: readonly string[];
+  /** Pipelines with a reduce or window only: where re-keyed records go, and where state is mirrored. */
   repartition: string | undefined;
   changelog: string | undefined;
   /** Partitions of the repartition and changelog topics (0 for a stateless pipeline). */
   repartitionPartitions: number;
 }
 
+/** A stateful node where the processor runs it. */
+export interface PlacedNode {
+  readonly node: StatefulNode;
+  /** Where its results and late records go (`undefined`: it feeds no sink). */
+  readonly sink: SinkTopics | undefined;
+  /** `<topic>/<partition>` of every source partition whose event time its watermark waits for. */
+  readonly upstreams: readonly string[];
+  /**
+   * Names it in repartition records, and prefixes its state keys in the changelog, when the
+   * pipeline has several stateful nodes; the only one goes untagged, so a linear pipeline's
+   * records and changelog read as they always did.
+   */
+  readonly tag: string | undefined;
+  /** `<tag>|`, or '' untagged. */
+  readonly keyPrefix: string;
+}
+
+/**
+ * `partitionsOf` answers a source topic's partition count (the applier read it from the
+ * broker); the internal topics get as many partitions as the pipeline's largest source.
+ */
 export function activePipeline(
   stored: StoredPipeline,
-  compiled: CompiledPipeline,
+  plan: PipelinePlan,
   topicPrefix: string,
-  repartitionPartitions: number,
+  partitionsOf: (topic: string) => number,
   counters: PipelineCounters = emptyCounters(),
 ): ActivePipeline {
-  const stateful = compiled.stateful !== undefined;
+  const sources = [...new Set(plan.sources.flatMap((source) => source.topics))];
+  const sinks = new Map(
+    plan.sinks.map((sink) => [sink.id, { topic: sink.topic, late: lateTopic(sink.topic) }]),
+  );
+  const nodes = statefulNodesOf(plan);
+  const stateful = nodes.length > 0;
   return {
     id: stored.id,
     stored,
-    compiled,
+    plan,
     epoch: stateEpoch(stored),
     counters,
     topics: {
-      output: stored.output,
-      late: lateTopic(stored.output),
+      sources,
+      sinks,
+      outputs: [...new Set([...sinks.values()].flatMap(({ topic, late }) => [topic, late]))],
       repartition: stateful ? repartitionTopic(stored.id, topicPrefix) : undefined,
       changelog: stateful ? changelogTopic(stored.id, topicPrefix) : undefined,
-      repartitionPartitions: stateful ? repartitionPartitions : 0,
+      repartitionPartitions: stateful ? Math.max(1, ...sources.map(partitionsOf)) : 0,
     },
+    stateful: nodes.map((node) => ({
+      node,
+      sink: node.sink && sinks.get(node.sink.id),
+      upstreams: node.sources
+        .flatMap((source) => source.topics)
+        .flatMap((topic) =>
+          Array.from({ length: partitionsOf(topic) }, (_, partition) => `${topic}/${partition}`),
+        ),
+      tag: nodes.length === 1 ? undefined : node.id,
+      keyPrefix: nodes.length === 1 ? '' : `${node.id}|`,
+    })),
   };
 }
 
-/** What the state depends on: the reset generation, the operators, the event types, the creation. */
+/** What the state depends on: the reset generation, what the pipeline means, its creation. */
 export function stateEpoch(stored: StoredPipeline): string {
   // Canonical (sorted keys): definitions keep the key order they were written in, and a
   // reordered but equal definition must not throw the state away.
-  const meaning = canonicalJson([
-    stored.operators,
-    [...stored.source_event_types].sort(),
-    stored.created_at,
-  ]);
+  const meaning = canonicalJson([...stateMeaning(stored), stored.created_at]);
   const digest = createHash('sha256').update(meaning).digest('base64url').slice(0, 12);
   return `${stored.reset_generation}.${digest}`;
 }

@@ -10,9 +10,10 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { ensureTopics, isPermanentRefusal, refusalReason } from '@sluice/kafka';
+import { ensureTopics, isPermanentRefusal, refusalReason, retryRetriable } from '@sluice/kafka';
 import type { TopicSpec } from '@sluice/kafka';
 import { resetCounters } from '@sluice/operators';
+import type { PipelinePlan } from '@sluice/operators';
 
 import type { RegistryChange } from '../registry/definition-registry';
 import { backoffDelay, FAILURE_BACKOFF } from '../support/backoff';
@@ -27,8 +28,6 @@ export interface DefinitionApplierOptions {
   tables: GlobalTables;
   logger: Logger;
   topicPrefix: string;
-  /** Partitions of the topics the processor creates (its source topics' count). */
-  partitions: () => number;
   /** After every change that took effect: the topics the group reads may have changed. */
   onApplied: () => Promise<void>;
 }
@@ -157,9 +156,11 @@ export class DefinitionApplier {
       logger.info({ pipeline_id: change.id }, 'pipeline deleted');
       return;
     }
-    const { stored, compiled } = change.pipeline;
-    const partitions = this.options.partitions();
-    for (const operator of stored.operators) {
+    const { stored, plan } = change.pipeline;
+    const sourcePartitions = await this.sourcePartitions(plan);
+    // What the pipeline creates gets as many partitions as its largest source.
+    const partitions = Math.max(1, ...sourcePartitions.values());
+    for (const { operator } of plan.transforms) {
       if (operator.type !== 'enrich') continue;
       // A table nobody has written yet is an empty table, not a failed pipeline: enrich
       // misses until its rows arrive (a Kafka Streams GlobalKTable would refuse to start).
@@ -170,9 +171,9 @@ export class DefinitionApplier {
     }
     const next = activePipeline(
       stored,
-      compiled,
+      plan,
       this.options.topicPrefix,
-      partitions,
+      (topic) => sourcePartitions.get(topic)!,
       pipelines.get(change.id)?.counters,
     );
     if (this.resetPending.has(change.id)) resetCounters(next.counters);
@@ -190,12 +191,29 @@ export class DefinitionApplier {
     );
   }
 
+  /**
+   * The partition count of every topic the pipeline reads. A source topic is the user's to make
+   * (a typo must not create one): until it exists the pipeline is parked, saying which.
+   */
+  private async sourcePartitions(plan: PipelinePlan): Promise<Map<string, number>> {
+    const { admin } = this.options;
+    const topics = [...new Set(plan.sources.flatMap((source) => source.topics))];
+    const existing = new Set(await retryRetriable(() => admin.listTopics()));
+    const missing = topics.filter((topic) => !existing.has(topic));
+    if (missing.length > 0)
+      throw new Error(
+        `no source topic ${missing.join(', ')} yet: the pipeline starts once it exists`,
+      );
+    const metadata = await retryRetriable(() => admin.fetchTopicMetadata({ topics }));
+    return new Map(metadata.topics.map(({ name, partitions }) => [name, partitions.length]));
+  }
+
   private async ensurePipelineTopics(pipeline: ActivePipeline, partitions: number) {
     const { topics } = pipeline;
-    const specs: TopicSpec[] = [
-      { topic: topics.output, numPartitions: partitions },
-      { topic: topics.late, numPartitions: partitions },
-    ];
+    const specs: TopicSpec[] = topics.outputs.map((topic) => ({
+      topic,
+      numPartitions: partitions,
+    }));
     if (topics.repartition && topics.changelog) {
       specs.push(
         { topic: topics.repartition, numPartitions: partitions },

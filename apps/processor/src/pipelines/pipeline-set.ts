@@ -18,6 +18,16 @@ export class PipelineSet {
     return [...this.byId.values()];
   }
 
+  /** The pipelines that read `topic` as a source. */
+  readersOf(topic: string): ActivePipeline[] {
+    return this.list().filter((pipeline) => pipeline.topics.sources.includes(topic));
+  }
+
+  /** Every topic some pipeline reads as a source. */
+  sourceTopics(): string[] {
+    return [...new Set(this.list().flatMap((pipeline) => pipeline.topics.sources))].sort();
+  }
+
   /** The repartition topics the consumer group must read. */
   repartitionTopics(): string[] {
     return [...this.byRepartition.keys()].sort();

@@ -1,11 +1,11 @@
-import type { StoredPipeline } from '@sluice/contracts';
+import type { PipelineDefinition, StoredFields } from '@sluice/contracts';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
 
 import { DefinitionRegistry } from './definition-registry';
 
 const ID = '00000000-0000-4000-8000-000000000001';
 
-function record(overrides: Partial<StoredPipeline> = {}): string {
+function record(overrides: Partial<PipelineDefinition & StoredFields> = {}): string {
   return JSON.stringify({
     ...dailyRevenueDefinition(),
     version: 1,
@@ -44,7 +44,7 @@ describe('DefinitionRegistry', () => {
     const registry = new DefinitionRegistry();
     const created = registry.apply(ID, record());
     expect(created.kind).toBe('created');
-    expect(registry.get(ID)?.compiled.stateful?.kind).toBe('window');
+    expect(registry.get(ID)?.plan.transforms.at(-1)?.operator.type).toBe('window');
 
     expect(registry.apply(ID, record({ version: 2, name: 'renamed' }))).toMatchObject({
       kind: 'updated',
@@ -55,7 +55,7 @@ describe('DefinitionRegistry', () => {
       record({ version: 3, operators: [{ type: 'reduce', function: 'count' }] }),
     );
     expect(changedOperators).toMatchObject({ kind: 'updated', freshState: true });
-    expect(registry.get(ID)?.compiled.stateful?.kind).toBe('reduce');
+    expect(registry.get(ID)?.plan.transforms.at(-1)?.operator.type).toBe('reduce');
 
     expect(
       registry.apply(
@@ -106,7 +106,7 @@ describe('DefinitionRegistry', () => {
     expect(
       registry.apply(
         ID,
-        record({ version: 2, operators: reordered as StoredPipeline['operators'] }),
+        record({ version: 2, operators: reordered as PipelineDefinition['operators'] }),
       ),
     ).toMatchObject({ kind: 'updated', freshState: false });
   });

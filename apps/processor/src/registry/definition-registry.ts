@@ -4,17 +4,20 @@
 import {
   canonicalJson,
   DEFAULT_PROCESSOR_GROUP,
+  isGraph,
   processorGroupOf,
   splitStoredFields,
-  validateDefinition,
+  stateMeaning,
+  validateAnyDefinition,
 } from '@sluice/contracts';
 import type { DefinitionValidationOptions, StoredPipeline } from '@sluice/contracts';
-import { compilePipeline } from '@sluice/operators';
-import type { CompiledPipeline, CompileOptions } from '@sluice/operators';
+import { planOfGraph, planOfLinear } from '@sluice/operators';
+import type { PipelinePlan } from '@sluice/operators';
 
 export interface RegisteredPipeline {
   stored: StoredPipeline;
-  compiled: CompiledPipeline;
+  /** The graph it runs: a linear definition reads this replica's SOURCE_TOPICS. */
+  plan: PipelinePlan;
 }
 
 export type RegistryChange =
@@ -34,8 +37,11 @@ export type RegistryChange =
   /** Another processor group's pipeline: this replica neither runs nor reports it. */
   | { kind: 'elsewhere'; id: string; group: string };
 
-export interface RegistryOptions extends CompileOptions {
-  /** This replica's topic prefix and source topics, which definitions are checked against. */
+export interface RegistryOptions {
+  /**
+   * This replica's topic prefix and source topics, which definitions are checked against; the
+   * source topics are also what a linear definition reads.
+   */
   rules?: DefinitionValidationOptions;
   /** This replica's CONSUMER_GROUP: it runs the pipelines of that processor group only. */
   processorGroup?: string;
@@ -98,7 +104,9 @@ export class DefinitionRegistry {
         reason: `version/generation ${stored.version}/${stored.reset_generation} is not newer than ${seen}`,
       };
     }
-    const pipeline = { stored, compiled: compilePipeline({ ...stored, id }, this.options) };
+    const sourceTopics = this.options.rules?.sourceTopics ?? ['events'];
+    const plan = isGraph(stored) ? planOfGraph(stored) : planOfLinear(stored, sourceTopics);
+    const pipeline = { stored, plan };
     this.pipelines.set(id, pipeline);
     this.invalid.delete(id);
     if (!known) return { kind: 'created', id, pipeline };
@@ -136,7 +144,7 @@ function parseStored(
   }
   const known = { version: version as number, reset_generation: generation as number };
   const { definition } = splitStoredFields(record);
-  const validation = validateDefinition(definition, rules);
+  const validation = validateAnyDefinition(definition, rules);
   if (!validation.valid) {
     return {
       reason: `invalid definition: ${validation.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
@@ -162,9 +170,8 @@ function isNewer(candidate: Generation, current: Generation): boolean {
   return candidate.version > current.version;
 }
 
-/** What decides a pipeline's state: its operators and the events it reads. */
 function semantics(stored: StoredPipeline): string {
-  return canonicalJson([stored.operators, [...stored.source_event_types].sort()]);
+  return canonicalJson(stateMeaning(stored));
 }
 
 /** The processor group a record names (the default when it names none), if it is readable. */

@@ -17,15 +17,18 @@ describe('repartition records', () => {
         fc.double({ noNaN: true, noDefaultInfinity: true }),
         fc.integer({ min: 0, max: 4_102_444_800_000 }),
         fc.json(),
-        (epoch, group, route, value, time, eventJson) => {
+        fc.option(fc.string(), { nil: undefined }),
+        (epoch, group, route, value, time, eventJson, node) => {
           const encoded = encodeEvent(
             epoch,
+            node,
             { group, route, value, time, envelope: undefined as never },
             eventJson,
           );
           expect(decodeRepartitionRecord(encoded)).toEqual({
             kind: 'event',
             epoch,
+            node,
             group,
             route,
             value: Object.is(value, -0) ? 0 : value,
@@ -44,15 +47,17 @@ describe('repartition records', () => {
       group: 'gbp',
       acc: { n: 3, p: [12.5] },
     };
-    expect(decodeRepartitionRecord(encodePartial('1.x', partial))).toEqual({
+    expect(decodeRepartitionRecord(encodePartial('1.x', 'daily', partial))).toEqual({
       kind: 'partial',
       epoch: '1.x',
+      node: 'daily',
       partial,
     });
     const reduce = { start: null, route: undefined, group: null, acc: { n: 1, v: 4 } };
-    expect(decodeRepartitionRecord(encodePartial('0.y', reduce))).toEqual({
+    expect(decodeRepartitionRecord(encodePartial('0.y', undefined, reduce))).toEqual({
       kind: 'partial',
       epoch: '0.y',
+      node: undefined,
       partial: reduce,
     });
   });

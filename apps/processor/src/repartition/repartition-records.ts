@@ -10,6 +10,8 @@ import type { Accumulator, PartialAggregate, StageInput } from '@sluice/operator
 export interface EventContribution {
   /** The state epoch of the pipeline the source ran (records of an older epoch are dropped). */
   epoch: string;
+  /** The stateful node it is for, when the pipeline has several (see PlacedNode.tag). */
+  node: string | undefined;
   group: string | null;
   route: string | undefined;
   value: number;
@@ -28,11 +30,12 @@ export interface WatermarkMarker {
 
 export type RepartitionRecord =
   | ({ kind: 'event' } & EventContribution)
-  | { kind: 'partial'; epoch: string; partial: PartialAggregate }
+  | { kind: 'partial'; epoch: string; node: string | undefined; partial: PartialAggregate }
   | ({ kind: 'marker' } & WatermarkMarker);
 
 interface EventHeader {
   e: string;
+  n?: string;
   g: string | null;
   r?: string;
   v: number;
@@ -41,6 +44,7 @@ interface EventHeader {
 
 interface PartialBody {
   e: string;
+  n?: string;
   g: string | null;
   r?: string;
   s?: number;
@@ -53,14 +57,25 @@ interface MarkerBody {
   t: number;
 }
 
-export function encodeEvent(epoch: string, input: StageInput, eventJson: string): string {
+export function encodeEvent(
+  epoch: string,
+  node: string | undefined,
+  input: StageInput,
+  eventJson: string,
+): string {
   const header: EventHeader = { e: epoch, g: input.group, v: input.value, t: input.time };
+  if (node !== undefined) header.n = node;
   if (input.route !== undefined) header.r = input.route;
   return `${JSON.stringify(header)}\n${eventJson}`;
 }
 
-export function encodePartial(epoch: string, partial: PartialAggregate): string {
+export function encodePartial(
+  epoch: string,
+  node: string | undefined,
+  partial: PartialAggregate,
+): string {
   const body: PartialBody = { e: epoch, g: partial.group, a: partial.acc };
+  if (node !== undefined) body.n = node;
   if (partial.route !== undefined) body.r = partial.route;
   if (partial.start !== null) body.s = partial.start;
   return JSON.stringify(body);
@@ -81,6 +96,7 @@ export function decodeRepartitionRecord(value: string): RepartitionRecord | unde
         return {
           kind: 'partial',
           epoch: String(body.e),
+          node: typeof body.n === 'string' ? body.n : undefined,
           partial: {
             start: typeof body.s === 'number' ? body.s : null,
             route: body.r,
@@ -97,6 +113,7 @@ export function decodeRepartitionRecord(value: string): RepartitionRecord | unde
     return {
       kind: 'event',
       epoch: String(header.e),
+      node: typeof header.n === 'string' ? header.n : undefined,
       group: header.g ?? null,
       route: header.r,
       value: header.v,

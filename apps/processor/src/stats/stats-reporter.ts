@@ -13,17 +13,14 @@ import type { ParkedPipeline } from '../pipelines/definition-applier';
 
 interface Reported {
   id: string;
+  /** The consumer lag of its source partitions on this replica (0 for a parked one). */
+  lag: number;
   resetGeneration: number;
   counters: PipelineCounters;
   failure: ParkedPipeline | undefined;
 }
 
-export function statsRecord(
-  processorId: string,
-  pipeline: Reported,
-  lag: number,
-  now: Date,
-): ProcessorStats {
+export function statsRecord(processorId: string, pipeline: Reported, now: Date): ProcessorStats {
   const counters = pipeline.counters;
   return {
     processor_id: processorId,
@@ -38,7 +35,7 @@ export function statsRecord(
     late_events: counters.late,
     results_emitted: counters.emitted,
     dead_lettered: counters.failed,
-    lag,
+    lag: pipeline.lag,
     last_processed:
       counters.last_event_time === null ? null : new Date(counters.last_event_time).toISOString(),
     reported_at: now.toISOString(),
@@ -53,10 +50,12 @@ export function statsRecord(
 export function reportedPipelines(
   pipelines: readonly ActivePipeline[],
   parked: readonly ParkedPipeline[],
+  lagOf: (pipeline: ActivePipeline) => number,
 ): Reported[] {
   const failures = new Map(parked.map((p) => [p.id, p]));
   const reported: Reported[] = pipelines.map((pipeline) => ({
     id: pipeline.id,
+    lag: lagOf(pipeline),
     resetGeneration:
       failures.get(pipeline.id)?.reset_generation ?? pipeline.stored.reset_generation,
     counters: pipeline.counters,
@@ -67,6 +66,7 @@ export function reportedPipelines(
     if (running.has(failure.id)) continue;
     reported.push({
       id: failure.id,
+      lag: 0,
       resetGeneration: failure.reset_generation,
       counters: emptyCounters(),
       failure,
@@ -81,16 +81,16 @@ export async function publishStats(
   processorId: string,
   pipelines: readonly ActivePipeline[],
   parked: readonly ParkedPipeline[],
-  lag: number,
+  lagOf: (pipeline: ActivePipeline) => number,
 ): Promise<void> {
-  const reported = reportedPipelines(pipelines, parked);
+  const reported = reportedPipelines(pipelines, parked, lagOf);
   if (reported.length === 0) return;
   const now = new Date();
   await producer.send({
     topic,
     messages: reported.map((pipeline) => ({
       key: processorStatsKey(processorId, pipeline.id),
-      value: JSON.stringify(statsRecord(processorId, pipeline, lag, now)),
+      value: JSON.stringify(statsRecord(processorId, pipeline, now)),
     })),
   });
 }

@@ -15,7 +15,7 @@ import { validateDefinition } from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
 import { createKafka, ensureTopics, fetchPartitionEnds, findOpenTransactions } from '@sluice/kafka';
 import { uniqueName } from '@sluice/kafka/testing';
-import { compilePipeline, emptyCounters } from '@sluice/operators';
+import { emptyCounters, planOfLinear } from '@sluice/operators';
 import type { StageInput } from '@sluice/operators';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
 
@@ -63,15 +63,21 @@ describe('a transaction of a task left open on its changelog after the fence', (
       created_at: '2026-12-01T00:00:00.000Z',
       updated_at: '2026-12-01T00:00:00.000Z',
     };
-    const pipeline = activePipeline(stored, compilePipeline(stored), prefix, 1);
-    const { repartition, changelog, output, late } = pipeline.topics;
+    const pipeline = activePipeline(
+      stored,
+      planOfLinear(stored, ['dropped.events']),
+      prefix,
+      () => 1,
+    );
+    const { repartition, changelog, outputs } = pipeline.topics;
+    const [output, late] = outputs as [string, string];
     await ensureTopics(admin, [
       { topic: repartition!, numPartitions: 1 },
       { topic: changelog!, numPartitions: 1, compacted: true },
       { topic: output, numPartitions: 1 },
       { topic: late, numPartitions: 1 },
     ]);
-    const stage = pipeline.compiled.stateful!.createStage({
+    const stage = pipeline.stateful[0]!.node.spec.createStage({
       counters: emptyCounters(),
       trackChanges: true,
       emitter: { result: () => undefined, late: () => undefined },
@@ -156,7 +162,6 @@ describe('a transaction of a task left open on its changelog after the fence', (
         metrics: metrics(),
         commitIntervalMs: 100,
         pipelines,
-        upstreams: ['dropped.events/0'],
       },
       { acknowledged: '20', journal },
       pipeline.id,

@@ -19,7 +19,7 @@ import {
   readTopicToEnd,
 } from '@sluice/kafka';
 import { OwnBroker } from '@sluice/kafka/testing';
-import { compilePipeline, emptyCounters } from '@sluice/operators';
+import { emptyCounters, planOfLinear } from '@sluice/operators';
 import type { StageInput } from '@sluice/operators';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
 import { sleep } from '@sluice/testing';
@@ -70,8 +70,14 @@ describe('a commit whose markers are pending when its partition changes hands', 
       created_at: '2026-11-29T00:00:00.000Z',
       updated_at: '2026-11-29T00:00:00.000Z',
     };
-    const pipeline = activePipeline(stored, compilePipeline(stored), PREFIX, 1);
-    const { repartition, changelog, output } = pipeline.topics;
+    const pipeline = activePipeline(
+      stored,
+      planOfLinear(stored, ['pending.events']),
+      PREFIX,
+      () => 1,
+    );
+    const { repartition, changelog, outputs } = pipeline.topics;
+    const [output, late] = outputs as [string, string];
     await ensureTopics(admin, [
       { topic: repartition!, numPartitions: 1 },
       // Every replica in sync, or the changelog takes no write: one node down holds its markers.
@@ -82,12 +88,12 @@ describe('a commit whose markers are pending when its partition changes hands', 
         configEntries: { 'min.insync.replicas': '3' },
       },
       { topic: output, numPartitions: 1 },
-      { topic: pipeline.topics.late, numPartitions: 1 },
+      { topic: late, numPartitions: 1 },
     ]);
 
     // The previous owner, with the task's own transactional id: one commit, then a second whose
     // changelog marker is held.
-    const stage = pipeline.compiled.stateful!.createStage({
+    const stage = pipeline.stateful[0]!.node.spec.createStage({
       counters: emptyCounters(),
       trackChanges: true,
       emitter: { result: () => undefined, late: () => undefined },
@@ -158,7 +164,6 @@ describe('a commit whose markers are pending when its partition changes hands', 
         metrics: metrics(),
         commitIntervalMs: 100,
         pipelines,
-        upstreams: ['pending.events/0'],
       },
       { acknowledged: undefined, journal: new TransactionJournal() },
       pipeline.id,

@@ -1,13 +1,14 @@
-// A source partition's task (docs/design.md §5): decodes each record once, dead-letters bad ones, runs
-// every matching pipeline's stateless steps, publishes stateless results, and re-keys stateful
-// pipelines' inputs by group into their repartition topics, followed by this partition's
-// watermark marker to every repartition partition (docs/design.md §4).
+// A source partition's task (docs/design.md §5): decodes each record once, dead-letters bad ones,
+// runs the stateless nodes of every pipeline that reads this topic, publishes their results to
+// their sinks, and re-keys the inputs of stateful nodes by group into their pipeline's
+// repartition topic, followed by this partition's watermark marker to every repartition
+// partition of the pipelines whose windows wait for it (docs/design.md §4).
 import { DLQ_HEADERS } from '@sluice/contracts';
-import type { ResultRecord } from '@sluice/contracts';
-import { groupStateKey, PipelineRun } from '@sluice/operators';
-import type { Combiner, DeadLetter, StageInput } from '@sluice/operators';
+import type { EventEnvelope, ResultRecord } from '@sluice/contracts';
+import { GraphRun, groupStateKey } from '@sluice/operators';
+import type { Combiner, DeadLetter, LookupTables, StageInput } from '@sluice/operators';
 
-import type { ActivePipeline } from '../pipelines/active-pipeline';
+import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
 import { encodeEvent, encodeMarker, encodePartial } from '../repartition/repartition-records';
 import { decodeRecord } from '../source/decode-record';
@@ -17,15 +18,21 @@ import type { InputMessage, PartitionMemory, TaskContext } from './task';
 export interface SourceTaskContext extends TaskContext {
   pipelines: PipelineSet;
   dlqTopic: string;
+  /** What enrich looks up (kept current by the replica). */
+  lookups: LookupTables;
 }
 
 interface Runner {
   pipeline: ActivePipeline;
-  run: PipelineRun;
-  /** Event time last announced to the repartition partitions (stateful pipelines). */
+  run: GraphRun;
+  /** Its sources that read this task's topic: each record enters each of them. */
+  sourceIds: string[];
+  /** Whether a stateful node of it waits for this partition's event time. */
+  announces: boolean;
+  /** Event time last announced to the repartition partitions. */
   announced: number;
-  /** Folds the batch's inputs per (window, group) before they are repartitioned. */
-  combiner: Combiner | undefined;
+  /** Fold the batch's inputs per (window, group) before they are repartitioned. */
+  combiners: Array<{ placed: PlacedNode; combiner: Combiner }>;
 }
 
 export class SourceTask extends Task {
@@ -40,8 +47,9 @@ export class SourceTask extends Task {
   private announcedBound = Infinity; // unknown until the committed state is adopted
   private readonly upstream: string;
   private current: InputMessage | undefined;
-  /** The current record's JSON as it arrived (re-keyed as it is when no step changed it). */
+  /** The current record's JSON and envelope as decoded (re-keyed as is when no node changed it). */
   private currentText: string | undefined;
+  private currentEnvelope: EventEnvelope | undefined;
 
   constructor(
     topic: string,
@@ -65,8 +73,8 @@ export class SourceTask extends Task {
   protected writtenPartitions() {
     const topics = [this.source.dlqTopic];
     for (const pipeline of this.source.pipelines.list()) {
-      const { output, late, repartition } = pipeline.topics;
-      topics.push(output, late, ...(repartition ? [repartition] : []));
+      const { outputs, repartition } = pipeline.topics;
+      topics.push(...outputs, ...(repartition ? [repartition] : []));
     }
     return this.partitionsOf(topics);
   }
@@ -76,17 +84,9 @@ export class SourceTask extends Task {
     if (pipelines.revision === this.revision) return;
     const announced = new Map(this.runners.map((r) => [r.pipeline.id, r.announced]));
     this.runners = pipelines
-      .list()
-      .filter((pipeline) => pipeline.compiled.enabled)
-      .map((pipeline) => {
-        const combiner = pipeline.compiled.stateful?.createCombiner?.();
-        return {
-          pipeline,
-          combiner,
-          run: this.runFor(pipeline, combiner),
-          announced: announced.get(pipeline.id) ?? -Infinity,
-        };
-      });
+      .readersOf(this.topic)
+      .filter((pipeline) => pipeline.plan.enabled)
+      .map((pipeline) => this.runnerFor(pipeline, announced.get(pipeline.id) ?? -Infinity));
     this.revision = pipelines.revision;
   }
 
@@ -104,11 +104,16 @@ export class SourceTask extends Task {
       if (event.time > this.maxEventTime) this.maxEventTime = event.time;
       this.current = message;
       this.currentText = decoded.text;
-      for (let i = 0; i < runners.length; i++) runners[i]!.run.process(event);
+      this.currentEnvelope = event.envelope;
+      for (let i = 0; i < runners.length; i++) {
+        const { run, sourceIds } = runners[i]!;
+        for (let j = 0; j < sourceIds.length; j++) run.process(sourceIds[j]!, event);
+      }
     }
     this.current = undefined;
     this.currentText = undefined;
-    for (const runner of runners) if (runner.combiner) this.sendPartials(runner);
+    this.currentEnvelope = undefined;
+    for (const runner of runners) this.sendPartials(runner);
     this.announceEventTime();
   }
 
@@ -136,19 +141,21 @@ export class SourceTask extends Task {
     );
   }
 
+  protected onTick(): void {
+    // Idle flushes happen where the state is; a source partition has none.
+  }
+
   private sendPartials(runner: Runner): void {
     const { repartition } = runner.pipeline.topics;
     const epoch = runner.pipeline.epoch;
-    for (const partial of runner.combiner!.drain()) {
-      this.send(repartition!, {
-        key: groupStateKey(partial.route, partial.group),
-        value: encodePartial(epoch, partial),
-      });
+    for (const { placed, combiner } of runner.combiners) {
+      for (const partial of combiner.drain()) {
+        this.send(repartition!, {
+          key: groupStateKey(partial.route, partial.group),
+          value: encodePartial(epoch, placed.tag, partial),
+        });
+      }
     }
-  }
-
-  protected onTick(): void {
-    // Idle flushes happen where the state is; a source partition has none.
   }
 
   /** After the batch's records, so a stateful partition sees them before the marker. */
@@ -156,43 +163,66 @@ export class SourceTask extends Task {
     const time = this.maxEventTime;
     if (time === -Infinity) return;
     for (const runner of this.runners) {
+      if (!runner.announces || time <= runner.announced) continue;
       const { repartition, repartitionPartitions } = runner.pipeline.topics;
-      if (repartition === undefined || time <= runner.announced) continue;
       runner.announced = time;
       if (time > this.announcedBound) this.announcedBound = time;
       const value = encodeMarker({ epoch: runner.pipeline.epoch, upstream: this.upstream, time });
       for (let partition = 0; partition < repartitionPartitions; partition++)
-        this.send(repartition, { partition, key: this.upstream, value });
+        this.send(repartition!, { partition, key: this.upstream, value });
     }
   }
 
-  private runFor(pipeline: ActivePipeline, combiner: Combiner | undefined): PipelineRun {
-    const { output, repartition } = pipeline.topics;
-    const sink = {
-      result: (key: string, record: ResultRecord) =>
-        this.send(output, { key, value: JSON.stringify(record) }),
-      late: () => {
-        throw new Error('a source partition has no windows, so nothing can be late here');
+  private runnerFor(pipeline: ActivePipeline, announced: number): Runner {
+    const sourceIds = pipeline.plan.sources
+      .filter((source) => source.topics.includes(this.topic))
+      .map((source) => source.id);
+    const fed = pipeline.stateful.filter((placed) =>
+      placed.node.sources.some((source) => sourceIds.includes(source.id)),
+    );
+    const combiners: Runner['combiners'] = [];
+    for (const placed of fed) {
+      const combiner = placed.node.spec.createCombiner?.();
+      if (combiner) combiners.push({ placed, combiner });
+    }
+    const { sinks } = pipeline.topics;
+    const run = new GraphRun(
+      pipeline.plan,
+      {
+        result: (sinkId: string, key: string, record: ResultRecord) =>
+          this.send(sinks.get(sinkId)!.topic, { key, value: JSON.stringify(record) }),
+        late: () => {
+          throw new Error('a source partition has no windows, so nothing can be late here');
+        },
+        deadLetter: (record: DeadLetter) => this.deadLetter(pipeline.id, record.reason),
       },
-      deadLetter: (record: DeadLetter) => this.deadLetter(pipeline.id, record.reason),
-    };
-    if (repartition === undefined)
-      return new PipelineRun(pipeline.compiled, sink, { counters: pipeline.counters });
-    const epoch = pipeline.epoch;
-    const mutates = pipeline.compiled.mutates;
-    const lateness = pipeline.compiled.stateful!.latenessMs;
-    return new PipelineRun(pipeline.compiled, sink, {
-      counters: pipeline.counters,
-      downstream: {
-        add: (input: StageInput) => {
-          if (combiner?.add(input, this.announcedBound - lateness)) return;
-          const eventJson = mutates ? JSON.stringify(input.envelope) : this.currentText!;
-          this.send(repartition, {
-            key: groupStateKey(input.route, input.group),
-            value: encodeEvent(epoch, input, eventJson),
-          });
+      {
+        counters: pipeline.counters,
+        lookups: this.source.lookups,
+        downstream: (nodeId) => {
+          const placed = pipeline.stateful.find((p) => p.node.id === nodeId)!;
+          const combiner = combiners.find((c) => c.placed === placed)?.combiner;
+          return { add: (input) => this.repartition(pipeline, placed, combiner, input) };
         },
       },
+    );
+    return { pipeline, run, sourceIds, announces: fed.length > 0, announced, combiners };
+  }
+
+  /** A stateful node's input: folded into the batch's partials when it cannot be late, else sent. */
+  private repartition(
+    pipeline: ActivePipeline,
+    placed: PlacedNode,
+    combiner: Combiner | undefined,
+    input: StageInput,
+  ): void {
+    if (combiner?.add(input, this.announcedBound - placed.node.spec.latenessMs)) return;
+    // A node on the way that wrote to the event gave it a copy of its own.
+    const eventJson =
+      input.envelope === this.currentEnvelope ? this.currentText! : JSON.stringify(input.envelope);
+    this.send(pipeline.topics.repartition!, {
+      key: groupStateKey(input.route, input.group),
+      value: encodeEvent(pipeline.epoch, placed.tag, input, eventJson),
     });
   }
 

@@ -1,11 +1,12 @@
-// A repartition partition's task (docs/design.md §4, §5): holds the stateful stage for the groups that
-// hash to this partition, advances its watermark to the minimum event time announced by the
-// upstream source partitions, publishes results and late events, and mirrors every state
-// change to the same partition of the changelog, all in the task's transaction.
+// A repartition partition's task (docs/design.md §4, §5): holds the stages of its pipeline's stateful
+// nodes for the groups that hash to this partition, advances each node's watermark to the
+// minimum event time announced by the source partitions of its own sources, publishes results
+// and late events to the node's sink, and mirrors every state change to the same partition of
+// the changelog, all in the task's transaction.
 import type { ReduceResult, WindowResult } from '@sluice/contracts';
-import type { LateRecord, StageInput, StatefulStage } from '@sluice/operators';
+import type { LateRecord, StageInput, StateEntry, StatefulStage } from '@sluice/operators';
 
-import type { ActivePipeline } from '../pipelines/active-pipeline';
+import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
 import { decodeRepartitionRecord } from '../repartition/repartition-records';
 import { StateManager } from '../state/state-manager';
@@ -15,8 +16,15 @@ import type { InputMessage, PartitionMemory, TaskContext } from './task';
 
 export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;
-  /** `<topic>/<partition>` of every source partition: the watermark waits for all of them. */
-  upstreams: readonly string[];
+}
+
+/** One stateful node of the pipeline, as this partition holds it. */
+interface NodeState {
+  readonly placed: PlacedNode;
+  readonly stage: StatefulStage;
+  watermarks: UpstreamWatermarks;
+  /** The event time last given to the stage. */
+  watermarkInput: number;
 }
 
 /** Stands in for the event until it turns out to be late (then it is parsed). */
@@ -25,11 +33,13 @@ const NOT_PARSED = Object.freeze({ event_type: '', payload: {} });
 export class StatefulTask extends Task {
   private pipeline: ActivePipeline | undefined;
   private epoch: string | undefined;
-  private stage: StatefulStage | undefined;
+  private nodes: NodeState[] = [];
+  /** By tag; the untagged only node under ''. */
+  private byTag = new Map<string, NodeState>();
   private stateManager: StateManager | undefined;
-  private watermarks: UpstreamWatermarks;
+  /** Every upstream's announced event time: facts about the streams, kept across epochs. */
+  private readonly upstreamTimes = new Map<string, number>();
   private readonly changedUpstreams = new Set<string>();
-  private watermarkInput = -Infinity;
   private currentEventJson = '';
   private readonly input: StageInput = {
     group: null,
@@ -47,35 +57,37 @@ export class StatefulTask extends Task {
     private readonly pipelineId: string,
   ) {
     super(topic, partition, stateful, memory);
-    this.watermarks = this.newWatermarks(undefined);
   }
 
   /** The state entries held (what a restore rebuilt, and what processing added since). */
   stateSize(): number {
-    return this.stage?.size() ?? 0;
+    return this.nodes.reduce((size, node) => size + node.stage.size(), 0);
   }
 
   protected async restoreState(): Promise<void> {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
     this.pipeline = pipeline;
     this.epoch = pipeline?.epoch;
+    this.upstreamTimes.clear();
     this.changedUpstreams.clear();
-    this.watermarks = this.newWatermarks(pipeline);
-    this.watermarkInput = -Infinity;
-    this.stage = pipeline ? this.createStage(pipeline) : undefined;
+    this.setNodes(pipeline);
     if (!pipeline?.topics.changelog) return;
 
-    const stage = this.stage!;
     const summary = await this.stateOf(pipeline).restore(pipeline.id, pipeline.epoch, {
-      state: (entries) => stage.restore(entries),
-      upstream: (upstream, time) => this.watermarks.restore(upstream, time),
+      state: (entries) => this.restoreEntries(entries),
+      upstream: (upstream, time) => {
+        if (time === undefined) this.upstreamTimes.delete(upstream);
+        else this.upstreamTimes.set(upstream, time);
+        for (const node of this.nodes) node.watermarks.restore(upstream, time);
+      },
     });
-    this.watermarkInput = this.watermarks.minimum(Date.now());
+    const now = Date.now();
+    for (const node of this.nodes) node.watermarkInput = node.watermarks.minimum(now);
     this.logger.info(
       {
         pipeline_id: pipeline.id,
         changelog_records: summary.records,
-        state_entries: stage.size(),
+        state_entries: this.stateSize(),
         restore_ms: summary.ms,
       },
       'state restored from the changelog',
@@ -84,9 +96,8 @@ export class StatefulTask extends Task {
 
   protected writtenPartitions() {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
-    const topics = pipeline ? [pipeline.topics.output, pipeline.topics.late] : [];
     // The changelogs and repartition topics under the prefix come with partitionsOf.
-    return this.partitionsOf(topics);
+    return this.partitionsOf(pipeline ? pipeline.topics.outputs : []);
   }
 
   protected refresh(): void {
@@ -97,16 +108,15 @@ export class StatefulTask extends Task {
       this.pipeline = undefined;
       return;
     }
-    if (current.epoch === this.epoch && this.stage) {
-      this.pipeline = current; // a new output topic or name; same state
+    if (current.epoch === this.epoch && this.nodes.length > 0) {
+      this.pipeline = current; // another sink topic or name; the same state
       return;
     }
     this.startEpoch(current);
   }
 
   protected handle(messages: InputMessage[]): void {
-    const stage = this.stage;
-    if (!this.pipeline || !stage) return;
+    if (!this.pipeline || this.nodes.length === 0) return;
     const epoch = this.epoch;
     const input = this.input;
     for (const message of messages) {
@@ -119,8 +129,10 @@ export class StatefulTask extends Task {
         this.onMarker(record.upstream, record.time);
         continue;
       }
+      const node = this.byTag.get(record.node ?? '');
+      if (!node) continue;
       if (record.kind === 'partial') {
-        stage.addPartial(record.partial);
+        node.stage.addPartial(record.partial);
         continue;
       }
       input.group = record.group;
@@ -128,32 +140,55 @@ export class StatefulTask extends Task {
       input.value = record.value;
       input.time = record.time;
       this.currentEventJson = record.eventJson;
-      stage.add(input);
+      node.stage.add(input);
     }
     this.writeChanges();
   }
 
   protected onTick(now: number): void {
-    if (!this.stage || !this.pipeline) return;
-    // An upstream may have just become idle: the others alone may now move the watermark.
-    this.advanceWatermark(now);
-    this.stage.onWallClock(now);
+    if (!this.pipeline) return;
+    for (const node of this.nodes) {
+      // An upstream may have just become idle: the others alone may now move the watermark.
+      this.advanceWatermark(node, now);
+      node.stage.onWallClock(now);
+    }
     this.writeChanges();
   }
 
   private onMarker(upstream: string, time: number): void {
     const now = Date.now();
-    if (!this.watermarks.announce(upstream, time, now)) return;
+    if (time <= (this.upstreamTimes.get(upstream) ?? -Infinity)) return;
+    this.upstreamTimes.set(upstream, time);
     this.changedUpstreams.add(upstream);
-    this.advanceWatermark(now);
+    for (const node of this.nodes)
+      if (node.watermarks.announce(upstream, time, now)) this.advanceWatermark(node, now);
   }
 
-  private advanceWatermark(now: number): void {
-    const minimum = this.watermarks.minimum(now);
-    if (minimum > this.watermarkInput) {
-      this.watermarkInput = minimum;
-      this.stage!.advanceTo(minimum);
+  private advanceWatermark(node: NodeState, now: number): void {
+    const minimum = node.watermarks.minimum(now);
+    if (minimum > node.watermarkInput) {
+      node.watermarkInput = minimum;
+      node.stage.advanceTo(minimum);
     }
+  }
+
+  /** A restored batch of state entries, each to the stage of the node its key names. */
+  private restoreEntries(entries: StateEntry[]): void {
+    const only = this.byTag.get('');
+    if (only) {
+      only.stage.restore(entries);
+      return;
+    }
+    const byNode = new Map<NodeState, StateEntry[]>();
+    for (const entry of entries) {
+      const bar = entry.key.indexOf('|');
+      const node = bar < 0 ? undefined : this.byTag.get(entry.key.slice(0, bar));
+      if (!node) continue; // a node the pipeline no longer has
+      const list = byNode.get(node) ?? [];
+      list.push({ key: entry.key.slice(bar + 1), value: entry.value });
+      byNode.set(node, list);
+    }
+    for (const [node, list] of byNode) node.stage.restore(list);
   }
 
   /** The pipeline's changelog partition of this task (its topic never changes). */
@@ -170,66 +205,89 @@ export class StatefulTask extends Task {
     return this.stateManager;
   }
 
-  private newWatermarks(pipeline: ActivePipeline | undefined): UpstreamWatermarks {
-    return new UpstreamWatermarks({
-      upstreams: this.stateful.upstreams,
-      idleTimeoutMs: pipeline?.compiled.stateful?.idleTimeoutMs,
-      now: Date.now(),
-    });
+  /** A fresh stage and watermark for each of the pipeline's stateful nodes. */
+  private setNodes(pipeline: ActivePipeline | undefined): void {
+    const now = Date.now();
+    this.nodes = (pipeline?.stateful ?? []).map((placed) => ({
+      placed,
+      stage: this.createStage(pipeline!, placed),
+      watermarks: new UpstreamWatermarks({
+        upstreams: placed.upstreams,
+        idleTimeoutMs: placed.node.spec.idleTimeoutMs,
+        now,
+      }),
+      watermarkInput: -Infinity,
+    }));
+    this.byTag = new Map(this.nodes.map((node) => [node.placed.tag ?? '', node]));
   }
 
   /**
-   * A reset or an update that changed the operators: the state starts afresh. The old keys get
+   * A reset or an update that changed what the state means: it starts afresh. The old keys get
    * tombstones so compaction drops them; the upstreams' event times carry over (they are facts
    * about the streams, not about the pipeline).
    */
   private startEpoch(pipeline: ActivePipeline): void {
     const changelog = pipeline.topics.changelog!;
-    for (const message of this.stateOf(pipeline).tombstones(this.stage?.snapshot() ?? []))
-      this.send(changelog, message);
-    const announced = [...this.watermarks.entries()];
+    const oldKeys = this.nodes.flatMap((node) =>
+      node.stage
+        .snapshot()
+        .map((entry) => ({ key: node.placed.keyPrefix + entry.key, value: null })),
+    );
+    for (const message of this.stateOf(pipeline).tombstones(oldKeys)) this.send(changelog, message);
     this.pipeline = pipeline;
     this.epoch = pipeline.epoch;
-    this.stage = this.createStage(pipeline);
-    this.watermarks = this.newWatermarks(pipeline);
-    for (const [upstream, time] of announced) {
-      this.watermarks.restore(upstream, time);
+    this.setNodes(pipeline);
+    const now = Date.now();
+    for (const [upstream, time] of this.upstreamTimes) {
       this.changedUpstreams.add(upstream);
+      for (const node of this.nodes) node.watermarks.restore(upstream, time);
     }
-    if (this.watermarkInput > -Infinity) this.stage.advanceTo(this.watermarkInput);
+    for (const node of this.nodes) this.advanceWatermark(node, now);
     this.writeChanges();
     this.logger.info({ pipeline_id: pipeline.id, epoch: pipeline.epoch }, 'state starts afresh');
   }
 
-  private createStage(pipeline: ActivePipeline): StatefulStage {
-    return pipeline.compiled.stateful!.createStage({
+  private createStage(pipeline: ActivePipeline, placed: PlacedNode): StatefulStage {
+    const nodeId = placed.node.id;
+    return placed.node.spec.createStage({
       counters: pipeline.counters,
       trackChanges: true,
       emitter: {
-        result: (key: string, record: ReduceResult | WindowResult) =>
-          this.send(this.pipeline!.topics.output, { key, value: JSON.stringify(record) }),
+        result: (key: string, record: ReduceResult | WindowResult) => {
+          const sink = this.sinkOf(nodeId);
+          if (sink) this.send(sink.topic, { key, value: JSON.stringify(record) });
+        },
         late: (key: string, record: LateRecord) => {
+          const sink = this.sinkOf(nodeId);
+          if (!sink) return;
           // A late event's payload is parsed only now; a late partial carries its own summary.
           if (record.event === NOT_PARSED)
             record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
-          this.send(this.pipeline!.topics.late, { key, value: JSON.stringify(record) });
+          this.send(sink.late, { key, value: JSON.stringify(record) });
         },
       },
     });
   }
 
+  /** Where a node's results go under the pipeline's current definition (sinks may move). */
+  private sinkOf(nodeId: string) {
+    return this.pipeline?.stateful.find((placed) => placed.node.id === nodeId)?.sink;
+  }
+
   private writeChanges(): void {
     const pipeline = this.pipeline;
-    if (!pipeline || !this.stage || !this.epoch) return;
+    if (!pipeline || this.nodes.length === 0 || !this.epoch) return;
+    const entries: StateEntry[] = [];
+    for (const node of this.nodes) {
+      const prefix = node.placed.keyPrefix;
+      for (const entry of node.stage.drainChanges())
+        entries.push(prefix ? { key: prefix + entry.key, value: entry.value } : entry);
+    }
     const upstreams = [...this.changedUpstreams].map((upstream): [string, number | undefined] => [
       upstream,
-      this.watermarks.timeOf(upstream),
+      this.upstreamTimes.get(upstream),
     ]);
-    const changes = this.stateOf(pipeline).changes(
-      this.epoch,
-      this.stage.drainChanges(),
-      upstreams,
-    );
+    const changes = this.stateOf(pipeline).changes(this.epoch, entries, upstreams);
     for (const message of changes) this.send(pipeline.topics.changelog!, message);
     this.changedUpstreams.clear();
   }

@@ -10,7 +10,7 @@ import type { PipelineCounters } from '../counters';
 import { ownEnvelope } from '../paths';
 import { compileStateful, compileStep } from '../pipeline';
 import type { CompileOptions, StatefulSpec } from '../pipeline';
-import type { DeadLetter } from '../pipeline-run';
+import type { DeadLetter, StageInputSink } from '../pipeline-run';
 import { statelessKey, statelessResult } from '../pipeline-run';
 import type { LateRecord, StageInput, StatefulStage } from '../stateful/stage';
 import { NO_LOOKUPS } from '../stateless/enrich';
@@ -27,6 +27,11 @@ export interface GraphRunSink {
 export interface GraphRunOptions extends CompileOptions {
   trackChanges?: boolean;
   counters?: PipelineCounters;
+  /**
+   * Where a stateful node's inputs go instead of a stage of this run's own: the processor runs
+   * the stateless nodes where a record is consumed and each stage where its group's partition is.
+   */
+  downstream?: (nodeId: string) => StageInputSink;
 }
 
 interface Edge {
@@ -39,7 +44,7 @@ interface Edge {
 
 type GraphNode =
   | { kind: 'step'; id: string; step: Step; branch: boolean; writes: boolean; edges: Edge[] }
-  | { kind: 'stateful'; id: string; spec: StatefulSpec; stage: StatefulStage | undefined }
+  | { kind: 'stateful'; id: string; spec: StatefulSpec; stage: StageInputSink }
   | { kind: 'sink'; id: string };
 
 interface GraphSource {
@@ -77,7 +82,7 @@ export class GraphRun {
       this.sources.set(source.id, {
         accepts: types.size === 0 ? () => true : (type) => types.has(type),
         edges,
-        stages: stagesBelow(edges),
+        stages: stagesBelow(edges, this.stageByNode),
       });
     }
   }
@@ -162,7 +167,7 @@ export class GraphRun {
         input.value = this.aggregate.value;
         input.time = this.time;
         input.envelope = item.envelope;
-        node.stage?.add(input);
+        node.stage.add(input);
         return;
       }
       case 'sink':
@@ -212,6 +217,10 @@ export class GraphRun {
     for (const { id, operator, label } of plan.transforms) {
       if (operator.type === 'reduce' || operator.type === 'window') {
         const spec = compileStateful(plan.id, operator, label);
+        if (options.downstream) {
+          compiled.set(id, { kind: 'stateful', id, spec, stage: options.downstream(id) });
+          continue;
+        }
         const sinkId = sinkOf(id);
         const stage = spec.createStage({
           emitter: {
@@ -257,11 +266,13 @@ function mutates(node: GraphNode): boolean {
   return node.kind === 'step' && (node.writes || node.edges.some((edge) => edge.mutates));
 }
 
-function stagesBelow(edges: Edge[]): StatefulStage[] {
+/** The stages of this run's own below `edges` (none when its stateful inputs go downstream). */
+function stagesBelow(edges: Edge[], own: ReadonlyMap<string, StatefulStage>): StatefulStage[] {
   const stages: StatefulStage[] = [];
   const visit = (edge: Edge) => {
     const { node } = edge;
-    if (node.kind === 'stateful' && node.stage) stages.push(node.stage);
+    const stage = node.kind === 'stateful' ? own.get(node.id) : undefined;
+    if (stage) stages.push(stage);
     if (node.kind === 'step') node.edges.forEach(visit);
   };
   edges.forEach(visit);
