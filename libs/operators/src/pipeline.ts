@@ -117,7 +117,7 @@ export function compileStep(
 }
 
 /** One function for the whole chain, unrolled for the short chains most pipelines have. */
-function chain(steps: Step[]): (item: WorkItem) => Verdict {
+export function chain(steps: Step[]): (item: WorkItem) => Verdict {
   const [a, b, c] = steps;
   switch (steps.length) {
     case 0:

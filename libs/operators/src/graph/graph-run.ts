@@ -1,22 +1,38 @@
 // A pipeline plan run in process: every source's events pushed through its transforms to its
-// sinks, with a stage of its own for each reduce or window. The reference run is built on it.
+// sinks, with a stage of its own for each reduce or window (or, in the processor, the stateful
+// inputs sent downstream). The reference run is built on it.
 // Events are shared between pipelines and between the branches of a fan-out, so a path that
 // writes to an event gets a copy of its own where the stream splits (and at the source).
-import type { ResultRecord, SluiceEvent } from '@sluice/contracts';
+// Each node is compiled once into a closure that pushes an event to the next: a node with one
+// plain reader calls it directly, so a chain costs no more than the steps themselves.
+import type {
+  Operator,
+  ReduceOperator,
+  ResultRecord,
+  SluiceEvent,
+  WindowOperator,
+} from '@sluice/contracts';
 
 import type { AggregateInput } from '../aggregate/aggregate-input';
 import { emptyCounters } from '../counters';
 import type { PipelineCounters } from '../counters';
 import { ownEnvelope } from '../paths';
-import { compileStateful, compileStep } from '../pipeline';
+import { chain, compileStateful, compileStep } from '../pipeline';
 import type { CompileOptions, StatefulSpec } from '../pipeline';
 import type { DeadLetter, StageInputSink } from '../pipeline-run';
 import { statelessKey, statelessResult } from '../pipeline-run';
 import type { LateRecord, StageInput, StatefulStage } from '../stateful/stage';
 import { NO_LOOKUPS } from '../stateless/enrich';
 import { FAILED, FILTERED, PASS, SKIPPED } from '../step';
-import type { Step, Verdict, WorkItem } from '../step';
+import type { Verdict, WorkItem } from '../step';
 import type { PipelinePlan, PlanInput } from './plan';
+
+type StepOperator = Exclude<Operator, ReduceOperator | WindowOperator>;
+
+/** Filter, map and enrich: a step that passes an event on or not, and sets no route. */
+function isPlainStep(operator: Operator): boolean {
+  return operator.type === 'filter' || operator.type === 'map' || operator.type === 'enrich';
+}
 
 export interface GraphRunSink {
   result(sinkId: string, key: string, record: ResultRecord): void;
@@ -34,22 +50,25 @@ export interface GraphRunOptions extends CompileOptions {
   downstream?: (nodeId: string) => StageInputSink;
 }
 
+/** Takes an event at a node; `routed` is the route a branch just set (route readers take only theirs). */
+type Push = (item: WorkItem, routed: string | undefined) => void;
+
+/** A reader of a node's output. */
 interface Edge {
   /** Only records on this route of a branch; undefined: all. */
   route: string | undefined;
-  node: GraphNode;
-  /** Whether anything from here on writes to the event. */
+  push: Push;
+  /** Whether anything from the reader on writes to the event. */
   mutates: boolean;
+  /** The stages of this run's own from the reader on. */
+  stages: StatefulStage[];
 }
-
-type GraphNode =
-  | { kind: 'step'; id: string; step: Step; branch: boolean; writes: boolean; edges: Edge[] }
-  | { kind: 'stateful'; id: string; spec: StatefulSpec; stage: StageInputSink }
-  | { kind: 'sink'; id: string };
 
 interface GraphSource {
   accepts(eventType: string): boolean;
-  edges: Edge[];
+  /** Whether the event gets a copy of its own on entry: one path only, and it writes. */
+  copies: boolean;
+  next: Push;
   stages: StatefulStage[];
 }
 
@@ -68,6 +87,9 @@ export class GraphRun {
   private readonly entry: WorkItem = { envelope: undefined as never, route: undefined, reason: '' };
   private original: unknown;
   private time = 0;
+  private lastSourceId: string | undefined;
+  private lastSource: GraphSource | undefined;
+  private readonly enabled: boolean;
 
   constructor(
     readonly plan: PipelinePlan,
@@ -75,14 +97,16 @@ export class GraphRun {
     options: GraphRunOptions = {},
   ) {
     this.counters = options.counters ?? emptyCounters();
-    const nodes = this.compileNodes(options);
+    this.enabled = plan.enabled;
+    const edgesOf = this.compileNodes(options);
     for (const source of plan.sources) {
-      const edges = nodes.edgesOf(source.id);
+      const edges = edgesOf(source.id);
       const types = new Set(source.eventTypes);
       this.sources.set(source.id, {
         accepts: types.size === 0 ? () => true : (type) => types.has(type),
-        edges,
-        stages: stagesBelow(edges, this.stageByNode),
+        copies: edges.length === 1 && edges[0]!.mutates,
+        next: this.dispatcher(edges),
+        stages: edges.flatMap((edge) => edge.stages),
       });
     }
   }
@@ -91,16 +115,15 @@ export class GraphRun {
   process(sourceId: string, event: SluiceEvent): void {
     const source = this.sourceOf(sourceId);
     const original = event.envelope;
-    if (!this.plan.enabled || !source.accepts(original.event_type)) return;
+    if (!this.enabled || !source.accepts(original.event_type)) return;
     this.counters.processed += 1;
     this.counters.last_event_time = event.time;
     this.original = original;
     this.time = event.time;
     const item = this.entry;
-    const only = source.edges.length === 1 ? source.edges[0]! : undefined;
-    item.envelope = only?.mutates ? ownEnvelope(original) : original;
+    item.envelope = source.copies ? ownEnvelope(original) : original;
     item.route = undefined;
-    this.fanOut(source.edges, item);
+    source.next(item, undefined);
   }
 
   /** `sourceId`'s event time advanced: the stages below it may fire windows. */
@@ -121,64 +144,23 @@ export class GraphRun {
     return this.stageByNode.get(nodeId);
   }
 
-  /** `routed`: the route the branch just run set (route edges read only that); else none. */
-  private fanOut(edges: Edge[], item: WorkItem, routed?: string): void {
+  /** Passes an event on to a node's readers: directly to a lone plain one, else each its own. */
+  private dispatcher(edges: Edge[]): Push {
+    if (edges.length === 0) return () => undefined;
     if (edges.length === 1) {
-      const edge = edges[0]!;
-      if (edge.route === undefined || edge.route === routed) this.run(edge.node, item);
-      return;
+      const { route, push } = edges[0]!;
+      if (route === undefined) return push;
+      return (item, routed) => {
+        if (routed === route) push(item, undefined);
+      };
     }
-    for (const edge of edges) {
-      if (edge.route !== undefined && edge.route !== routed) continue;
-      const envelope = edge.mutates ? ownEnvelope(item.envelope) : item.envelope;
-      this.run(edge.node, { envelope, route: item.route, reason: '' });
-    }
-  }
-
-  private run(node: GraphNode, item: WorkItem): void {
-    switch (node.kind) {
-      case 'step': {
-        if (!node.branch) {
-          const verdict = node.step(item);
-          if (verdict === PASS) this.fanOut(node.edges, item);
-          else this.count(verdict, item);
-          return;
-        }
-        // A branch that matches nothing leaves an earlier branch's route on the event: that
-        // route is the event's still, but not one this branch sent it to.
-        const before = item.route;
-        item.route = undefined;
-        const verdict = node.step(item);
-        const routed = item.route;
-        if (routed === undefined) item.route = before;
-        if (verdict === PASS) this.fanOut(node.edges, item, routed);
-        else this.count(verdict, item);
-        return;
+    return (item, routed) => {
+      for (const edge of edges) {
+        if (edge.route !== undefined && edge.route !== routed) continue;
+        const envelope = edge.mutates ? ownEnvelope(item.envelope) : item.envelope;
+        edge.push({ envelope, route: item.route, reason: '' }, undefined);
       }
-      case 'stateful': {
-        const verdict = node.spec.extract(item, this.aggregate);
-        if (verdict !== PASS) {
-          this.count(verdict, item);
-          return;
-        }
-        const input = this.input;
-        input.group = this.aggregate.group;
-        input.route = item.route;
-        input.value = this.aggregate.value;
-        input.time = this.time;
-        input.envelope = item.envelope;
-        node.stage.add(input);
-        return;
-      }
-      case 'sink':
-        this.counters.emitted += 1;
-        this.sink.result(
-          node.id,
-          statelessKey(this.plan.id, item.envelope),
-          statelessResult(this.plan.id, item),
-        );
-        return;
-    }
+    };
   }
 
   private count(verdict: Verdict, item: WorkItem): void {
@@ -196,13 +178,20 @@ export class GraphRun {
   }
 
   private sourceOf(sourceId: string): GraphSource {
+    // Most events come from the source the last one came from.
+    if (sourceId === this.lastSourceId) return this.lastSource!;
     const source = this.sources.get(sourceId);
     if (!source) throw new Error(`pipeline ${this.plan.id} has no source ${sourceId}`);
+    this.lastSourceId = sourceId;
+    this.lastSource = source;
     return source;
   }
 
-  /** Every node compiled once, wired to what reads it. */
-  private compileNodes(options: GraphRunOptions): { edgesOf(id: string): Edge[] } {
+  /**
+   * Every node compiled once into a push, wired to what reads it; answers the readers of a node
+   * (what a source reaches is a tree: every node has one input).
+   */
+  private compileNodes(options: GraphRunOptions): (id: string) => Edge[] {
     const plan = this.plan;
     const lookups = options.lookups ?? NO_LOOKUPS;
     const readers = new Map<string, Array<{ input: PlanInput; id: string }>>();
@@ -211,70 +200,136 @@ export class GraphRun {
       list.push({ input: node.input, id: node.id });
       readers.set(node.input.node, list);
     }
-    const sinkOf = (id: string) => readers.get(id)?.[0]?.id;
-    const compiled = new Map<string, GraphNode>();
-    for (const sink of plan.sinks) compiled.set(sink.id, { kind: 'sink', id: sink.id });
-    for (const { id, operator, label } of plan.transforms) {
-      if (operator.type === 'reduce' || operator.type === 'window') {
-        const spec = compileStateful(plan.id, operator, label);
-        if (options.downstream) {
-          compiled.set(id, { kind: 'stateful', id, spec, stage: options.downstream(id) });
-          continue;
-        }
-        const sinkId = sinkOf(id);
-        const stage = spec.createStage({
-          emitter: {
-            result: (key, record) => sinkId !== undefined && this.sink.result(sinkId, key, record),
-            late: (key, record) => sinkId !== undefined && this.sink.late(sinkId, key, record),
-          },
-          counters: this.counters,
-          trackChanges: options.trackChanges,
-        });
-        this.stageByNode.set(id, stage);
-        compiled.set(id, { kind: 'stateful', id, spec, stage });
-      } else {
-        const step = compileStep(operator, label, lookups);
-        compiled.set(id, {
-          kind: 'step',
-          id,
-          step,
-          branch: operator.type === 'branch',
-          writes: operator.type !== 'filter',
-          edges: [],
-        });
-      }
-    }
-    // One input per node: what a source reaches is a tree, wired from its leaves up.
-    const edgesOf = (id: string): Edge[] =>
-      (readers.get(id) ?? []).map(({ input, id: reader }) => {
-        const node = compiled.get(reader)!;
-        if (node.kind === 'step') node.edges = edgesOf(reader);
-        return { route: input.route, node, mutates: mutates(node) };
-      });
     for (const { id, input } of [...plan.transforms, ...plan.sinks]) {
-      const upstream = compiled.get(input.node);
-      if (!upstream && !plan.sources.some((s) => s.id === input.node))
+      const known =
+        plan.transforms.some((t) => t.id === input.node) ||
+        plan.sources.some((s) => s.id === input.node);
+      if (!known)
         throw new Error(`pipeline ${plan.id}: ${id} reads ${input.node}, which is not there`);
-      if (upstream?.kind === 'stateful' && compiled.get(id)?.kind !== 'sink')
-        throw new Error(`pipeline ${plan.id}: ${id} reads the results of ${input.node}`);
     }
-    return { edgesOf };
+    const transforms = new Map(plan.transforms.map((t) => [t.id, t]));
+    const sinkIds = new Set(plan.sinks.map((sink) => sink.id));
+
+    const edgesOf = (id: string): Edge[] =>
+      (readers.get(id) ?? []).map(({ input, id: reader }) => ({
+        route: input.route,
+        ...nodeOf(reader),
+      }));
+
+    const nodeOf = (id: string): Omit<Edge, 'route'> => {
+      if (sinkIds.has(id)) return { push: this.sinkPush(id), mutates: false, stages: [] };
+      const { operator, label } = transforms.get(id)!;
+      if (operator.type === 'reduce' || operator.type === 'window') {
+        const after = readers.get(id) ?? [];
+        if (after.some((reader) => !sinkIds.has(reader.id)))
+          throw new Error(`pipeline ${plan.id}: ${after[0]!.id} reads the results of ${id}`);
+        return this.statefulNode(
+          id,
+          compileStateful(plan.id, operator, label),
+          after[0]?.id,
+          options,
+        );
+      }
+      if (operator.type !== 'branch') {
+        // A run of plain steps, each the only reader of the one before, runs as one step.
+        const run = [transforms.get(id)!];
+        for (;;) {
+          const after = readers.get(run.at(-1)!.id) ?? [];
+          const reader = after.length === 1 ? transforms.get(after[0]!.id) : undefined;
+          if (!reader || after[0]!.input.route !== undefined || !isPlainStep(reader.operator))
+            break;
+          run.push(reader);
+        }
+        const edges = edgesOf(run.at(-1)!.id);
+        const next = this.dispatcher(edges);
+        const step = chain(
+          run.map((t) => compileStep(t.operator as StepOperator, t.label, lookups)),
+        );
+        const writes = run.some((t) => t.operator.type !== 'filter');
+        return {
+          mutates: writes || edges.some((e) => e.mutates),
+          stages: edges.flatMap((e) => e.stages),
+          push: (item) => {
+            const verdict = step(item);
+            if (verdict === PASS) next(item, undefined);
+            else this.count(verdict, item);
+          },
+        };
+      }
+      const edges = edgesOf(id);
+      const next = this.dispatcher(edges);
+      const step = compileStep(operator, label, lookups);
+      return {
+        mutates: true,
+        stages: edges.flatMap((e) => e.stages),
+        push: (item) => {
+          // A branch that matches nothing leaves an earlier branch's route on the event: that
+          // route is the event's still, but not one this branch sent it to.
+          const before = item.route;
+          item.route = undefined;
+          const verdict = step(item);
+          const routed = item.route;
+          if (routed === undefined) item.route = before;
+          if (verdict === PASS) next(item, routed);
+          else this.count(verdict, item);
+        },
+      };
+    };
+    return edgesOf;
   }
-}
 
-function mutates(node: GraphNode): boolean {
-  return node.kind === 'step' && (node.writes || node.edges.some((edge) => edge.mutates));
-}
+  private sinkPush(sinkId: string): Push {
+    return (item) => {
+      this.counters.emitted += 1;
+      this.sink.result(
+        sinkId,
+        statelessKey(this.plan.id, item.envelope),
+        statelessResult(this.plan.id, item),
+      );
+    };
+  }
 
-/** The stages of this run's own below `edges` (none when its stateful inputs go downstream). */
-function stagesBelow(edges: Edge[], own: ReadonlyMap<string, StatefulStage>): StatefulStage[] {
-  const stages: StatefulStage[] = [];
-  const visit = (edge: Edge) => {
-    const { node } = edge;
-    const stage = node.kind === 'stateful' ? own.get(node.id) : undefined;
-    if (stage) stages.push(stage);
-    if (node.kind === 'step') node.edges.forEach(visit);
-  };
-  edges.forEach(visit);
-  return stages;
+  /** A reduce or window: its inputs to a stage of this run's own, or downstream. */
+  private statefulNode(
+    id: string,
+    spec: StatefulSpec,
+    sinkId: string | undefined,
+    options: GraphRunOptions,
+  ): Omit<Edge, 'route'> {
+    let target: StageInputSink;
+    const stages: StatefulStage[] = [];
+    if (options.downstream) target = options.downstream(id);
+    else {
+      const stage = spec.createStage({
+        emitter: {
+          result: (key, record) => sinkId !== undefined && this.sink.result(sinkId, key, record),
+          late: (key, record) => sinkId !== undefined && this.sink.late(sinkId, key, record),
+        },
+        counters: this.counters,
+        trackChanges: options.trackChanges,
+      });
+      this.stageByNode.set(id, stage);
+      stages.push(stage);
+      target = stage;
+    }
+    const aggregate = this.aggregate;
+    const input = this.input;
+    return {
+      mutates: false,
+      stages,
+      push: (item) => {
+        const verdict = spec.extract(item, aggregate);
+        if (verdict !== PASS) {
+          this.count(verdict, item);
+          return;
+        }
+        input.group = aggregate.group;
+        input.route = item.route;
+        input.value = aggregate.value;
+        input.time = this.time;
+        input.envelope = item.envelope;
+        target.add(input);
+      },
+    };
+  }
 }
