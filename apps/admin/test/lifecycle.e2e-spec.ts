@@ -42,6 +42,7 @@ describe('admin API lifecycle', () => {
       name: 'daily-revenue',
       enabled: true,
       version: 1,
+      epoch: expect.stringMatching(/^0\.[\w-]{12}$/),
       warnings: [],
     });
     const id = created.body['pipeline_id'] as string;
@@ -73,6 +74,9 @@ describe('admin API lifecycle', () => {
       name: 'daily-revenue-v2',
       enabled: true,
       version: 2,
+      // A new name: the processors keep the state, in the same epoch.
+      epoch: created.body['epoch'],
+      state: 'kept',
       warnings: [],
     });
 
@@ -219,6 +223,69 @@ describe('admin API lifecycle', () => {
       ]),
     });
     expect((await api('GET', '/api/v1/pipelines')).body['total']).toBe(before);
+  });
+
+  it('replays a pipeline from a time in a new epoch, and says when an update drops state', async () => {
+    const definition = dailyRevenue({ name: 'replayed' });
+    const created = await api('POST', '/api/v1/pipelines', definition);
+    const id = created.body['pipeline_id'] as string;
+    const epochs = [created.body['epoch']];
+
+    const changed = await api('PUT', `/api/v1/pipelines/${id}`, {
+      ...definition,
+      operators: definition.operators.slice(1),
+    });
+    expect(changed.body).toMatchObject({ version: 2, state: 'reset' });
+    epochs.push(changed.body['epoch']);
+
+    const replayed = await api('POST', `/api/v1/pipelines/${id}/replay`, {
+      from: '2026-11-01T00:00:00Z',
+    });
+    expect(replayed.status).toBe(200);
+    expect(replayed.body).toMatchObject({
+      pipeline_id: id,
+      version: 3,
+      replay: { from: '2026-11-01T00:00:00Z', generation: 1 },
+    });
+    epochs.push(replayed.body['epoch']);
+    const read = await api('GET', `/api/v1/pipelines/${id}`);
+    expect(read.body).toMatchObject({ replay_generation: 1, replay_from: '2026-11-01T00:00:00Z' });
+    // The GET body goes back unchanged; an update may replay too (?replay_from=).
+    const again = await api('PUT', `/api/v1/pipelines/${id}?replay_from=earliest`, read.body);
+    expect(again.body).toMatchObject({ version: 4, state: 'reset' });
+    epochs.push(again.body['epoch']);
+    expect(new Set(epochs).size).toBe(4);
+    await eventually(async () => {
+      expect((await pipelinesTopic(prefix)).get(id)).toMatchObject({
+        version: 4,
+        replay_generation: 2,
+        replay_from: 'earliest',
+      });
+    });
+    const versions = await api('GET', `/api/v1/pipelines/${id}/versions`);
+    expect((versions.body['versions'] as Array<{ change: string }>).map((v) => v.change)).toEqual([
+      'created',
+      'updated',
+      'replayed',
+      'updated',
+    ]);
+
+    // Bad input: a 400 naming the field, nothing changed.
+    for (const [body, path] of [
+      [{ from: 'yesterday' }, 'from'],
+      [{}, 'from'],
+      [{ from: 'earliest', to: 'now' }, 'to'],
+    ] as const) {
+      const refused = await api('POST', `/api/v1/pipelines/${id}/replay`, body);
+      expect(refused.status).toBe(400);
+      expect(refused.body['details']).toEqual([{ path, message: expect.any(String) }]);
+    }
+    const badQuery = await api('PUT', `/api/v1/pipelines/${id}?replay_from=soon`, definition);
+    expect(badQuery.status).toBe(400);
+    expect(badQuery.body['details']).toEqual([
+      { path: 'replay_from', message: expect.stringContaining('earliest or an ISO-8601 time') },
+    ]);
+    expect((await api('GET', `/api/v1/pipelines/${id}`)).body['version']).toBe(4);
   });
 
   it('validates without storing', async () => {

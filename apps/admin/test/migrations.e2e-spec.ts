@@ -31,18 +31,21 @@ async function columnTypes(url: string): Promise<string[]> {
   }
 }
 
-async function versionColumns(url: string): Promise<string[]> {
+async function columnsOf(url: string, table: string): Promise<string[]> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
     const { rows } = await db.query<{ name: string }>(
-      `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'pipeline_versions'`,
+      `SELECT column_name AS name FROM information_schema.columns WHERE table_name = $1`,
+      [table],
     );
     return rows.map((row) => row.name);
   } finally {
     await db.end();
   }
 }
+
+const versionColumns = (url: string) => columnsOf(url, 'pipeline_versions');
 
 describe('migrations', () => {
   it('create the schema, revert it, and apply again', async () => {
@@ -61,6 +64,11 @@ describe('migrations', () => {
         'pipeline_versions.definition json',
         'pipelines.definition json',
       ]);
+      expect(await columnsOf(database.url, 'pipelines')).toEqual(
+        expect.arrayContaining(['replay_generation', 'replay_from']),
+      );
+      await revertLastMigration(database.url);
+      expect(await columnsOf(database.url, 'pipelines')).not.toContain('replay_generation');
       expect(await versionColumns(database.url)).toContain('note');
       await revertLastMigration(database.url);
       expect(await versionColumns(database.url)).not.toContain('note');

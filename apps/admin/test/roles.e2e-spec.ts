@@ -126,6 +126,11 @@ describe('admin API roles', () => {
       call: (api, id) => api('PUT', `/api/v1/pipelines/${id}/reset`),
     },
     {
+      route: 'POST /api/v1/pipelines/{id}/replay',
+      needs: 'editor',
+      call: (api, id) => api('POST', `/api/v1/pipelines/${id}/replay`, { from: 'earliest' }),
+    },
+    {
       route: 'DELETE /api/v1/pipelines/{id}',
       needs: 'editor',
       call: (api, id) => api('DELETE', `/api/v1/pipelines/${id}`),

@@ -6,7 +6,7 @@ import { APPS, runAcls } from './commands/acls';
 import { runApply } from './commands/apply';
 import { runPreview, parseLookupSpec } from './commands/preview';
 import type { LookupSpec } from './commands/preview';
-import { runDelete, runGet, runReset } from './commands/pipelines-commands';
+import { runDelete, runGet, runReplay, runReset } from './commands/pipelines-commands';
 import { runProduce } from './commands/produce';
 import { runStats } from './commands/stats';
 import { runTail } from './commands/tail';
@@ -72,14 +72,30 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
     )
     .option('-R, --recursive', 'read directories’ subdirectories too', false)
     .option('--dry-run', 'say what would change, change nothing', false)
-    .action(async (options: { filename: string[]; recursive: boolean; dryRun: boolean }) => {
-      const documents = validateDocuments(
-        readDefinitionDocuments(options.filename, { recursive: options.recursive }),
-        definitionRules(),
-        warn,
-      );
-      await runApply(admin(), documents, { dryRun: options.dryRun }, out);
-    });
+    .option(
+      '--replay-from <time>',
+      'an updated pipeline also reprocesses its sources from here (earliest or an ISO-8601 time)',
+    )
+    .action(
+      async (options: {
+        filename: string[];
+        recursive: boolean;
+        dryRun: boolean;
+        replayFrom?: string;
+      }) => {
+        const documents = validateDocuments(
+          readDefinitionDocuments(options.filename, { recursive: options.recursive }),
+          definitionRules(),
+          warn,
+        );
+        await runApply(
+          admin(),
+          documents,
+          { dryRun: options.dryRun, replayFrom: options.replayFrom },
+          out,
+        );
+      },
+    );
 
   program
     .command('get')
@@ -181,6 +197,17 @@ export function buildProgram(out: Printer = stdoutPrinter): Command {
     .description('clear a pipeline’s state and counters on every processor')
     .argument('<pipeline>', 'name or id')
     .action(async (reference: string) => runReset(admin(), reference, out));
+
+  program
+    .command('replay')
+    .description(
+      'reprocess a pipeline alone from a time or its sources’ earliest records, in a new state epoch',
+    )
+    .argument('<pipeline>', 'name or id')
+    .requiredOption('--from <time>', 'earliest, or an ISO-8601 time such as 2026-11-01T00:00:00Z')
+    .action(async (reference: string, options: { from: string }) =>
+      runReplay(admin(), reference, options.from, out),
+    );
 
   program
     .command('tail')

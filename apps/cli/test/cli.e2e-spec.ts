@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { uniqueName } from '@sluice/kafka/testing';
+import { withoutEpoch } from '@sluice/testing';
 
 import { SluiceSystem } from './system';
 
@@ -13,6 +14,14 @@ const EXAMPLES = join(__dirname, '../../../examples');
 const NAMES = ['daily-revenue', 'enriched-orders', 'fraud-router', 'sessionized-clicks'];
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim().length > 0);
+
+/** The values `sluice tail -o json` printed, each without the state epoch it carries. */
+const publishedValues = (stdout: string) =>
+  lines(stdout).map((l) => {
+    const { value, epoch } = withoutEpoch((JSON.parse(l) as { value: unknown }).value);
+    expect(epoch).toEqual(expect.any(String));
+    return value;
+  });
 const canonical = (values: unknown[]) => values.map((v) => JSON.stringify(sortKeys(v))).sort();
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
@@ -124,7 +133,9 @@ describe('sluice CLI against a running Sluice', () => {
       ),
     );
     const update = await system.cli(['apply', '-f', edited]);
-    expect(update.stdout.trim()).toBe('pipeline/fraud-router configured (version 1 → 2)');
+    expect(update.stdout.trim()).toBe(
+      'pipeline/fraud-router configured (version 1 → 2, state kept)',
+    );
 
     const list = await system.cli(['get', '-o', 'json']);
     const pipelines = JSON.parse(list.stdout) as { name: string; version: number }[];
@@ -151,7 +162,7 @@ describe('sluice CLI against a running Sluice', () => {
       readFileSync(edited, 'utf8').replace('edited by the CLI test', 'edited again'),
     );
     expect((await system.cli(['apply', '-f', edited])).stdout.trim()).toBe(
-      'pipeline/fraud-router configured (version 2 → 3)',
+      'pipeline/fraud-router configured (version 2 → 3, state kept)',
     );
     writeFileSync(got, one.stdout.replace('edited by the CLI test', 'a stale edit'));
     const stale = await system.cli(['apply', '-f', got]);
@@ -207,7 +218,7 @@ describe('sluice CLI against a running Sluice', () => {
         '--idle-exit',
         '60',
       ]);
-      const values = lines(tail.stdout).map((l) => (JSON.parse(l) as { value: unknown }).value);
+      const values = publishedValues(tail.stdout);
       expect({ name, results: canonical(values) }).toEqual({ name, results: canonical(expected) });
     }
   }, 240_000);

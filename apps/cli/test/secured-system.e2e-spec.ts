@@ -20,7 +20,7 @@ import {
 } from '@sluice/kafka';
 import type { AclGrant, InstallationNames } from '@sluice/kafka';
 import { OwnBroker, uniqueName } from '@sluice/kafka/testing';
-import { until } from '@sluice/testing';
+import { until, withoutEpoch } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -28,6 +28,14 @@ import { SluiceSystem } from './system';
 
 const EXAMPLE = join(__dirname, '../../../examples/daily-revenue');
 const lines = (text: string) => text.split('\n').filter((line) => line.trim().length > 0);
+
+/** The values `sluice tail -o json` printed, each without the state epoch it carries. */
+const publishedValues = (stdout: string) =>
+  lines(stdout).map((l) => {
+    const { value, epoch } = withoutEpoch((JSON.parse(l) as { value: unknown }).value);
+    expect(epoch).toEqual(expect.any(String));
+    return value;
+  });
 const canonical = (values: unknown[]) => values.map((v) => JSON.stringify(v)).sort();
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -87,7 +95,7 @@ async function runsDailyRevenue(system: SluiceSystem, work: string, output: stri
     '60',
   ]);
   expect(tail.stderr).toBe('');
-  const values = lines(tail.stdout).map((l) => (JSON.parse(l) as { value: unknown }).value);
+  const values = publishedValues(tail.stdout);
   expect(canonical(values)).toEqual(canonical(expected));
 
   // The processor's stats reach the admin.

@@ -16,7 +16,7 @@ import { createKafka, ensureTopics } from '@sluice/kafka';
 import { planOfGraph, runGraphReference, runReference } from '@sluice/operators';
 import type { GraphReferenceResult, ReferenceResult, SourcedEvent } from '@sluice/operators';
 import { uniqueName } from '@sluice/kafka/testing';
-import { freePort, until } from '@sluice/testing';
+import { freePort, until, withoutEpoch } from '@sluice/testing';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Kafka, Producer } from 'kafkajs';
 
@@ -113,7 +113,10 @@ export class Replica {
 
 export interface KeyedValue {
   key: string | null;
+  /** The value as published, without its epoch. */
   value: unknown;
+  /** The state epoch the value carried. */
+  epoch: string | undefined;
   partition: number;
 }
 
@@ -127,6 +130,8 @@ export class TestCluster {
   private producer: Producer | undefined;
   private readonly replicas = new Set<Replica>();
   private readonly started: Replica[] = [];
+  /** Each pipeline's creation time, as the admin would keep it. */
+  private readonly creations = new Map<string, string>();
 
   constructor(
     readonly partitions = 6,
@@ -214,10 +219,19 @@ export class TestCluster {
     return replica;
   }
 
-  /** Writes a definition, in either form, as the admin's relay would (version and generation included). */
+  /**
+   * Writes a definition, in either form, as the admin's relay would (version and generation
+   * included).
+   */
   async putPipeline(
     definition: (PipelineDefinitionInput | GraphDefinitionInput) & { id: string },
-    stored: { version?: number; reset_generation?: number; created_at?: string } = {},
+    stored: {
+      version?: number;
+      reset_generation?: number;
+      created_at?: string;
+      /** A replay: its generation and where it starts. */
+      replay?: { generation: number; from: string };
+    } = {},
   ): Promise<void> {
     const value = {
       ...definition,
@@ -229,8 +243,13 @@ export class TestCluster {
       enabled: definition.enabled ?? true,
       version: stored.version ?? 1,
       reset_generation: stored.reset_generation ?? 0,
-      created_at: stored.created_at ?? '2026-11-29T00:00:00.000Z',
+      // As the admin does: the time of the first write, kept by every later one (a new
+      // pipeline reads its sources from its creation on).
+      created_at: this.createdAt(definition.id, stored.created_at),
       updated_at: new Date().toISOString(),
+      ...(stored.replay
+        ? { replay_generation: stored.replay.generation, replay_from: stored.replay.from }
+        : {}),
     };
     await this.producer!.send({
       topic: this.topics.pipelines,
@@ -238,7 +257,14 @@ export class TestCluster {
     });
   }
 
+  private createdAt(id: string, given: string | undefined): string {
+    const createdAt = given ?? this.creations.get(id) ?? new Date().toISOString();
+    this.creations.set(id, createdAt);
+    return createdAt;
+  }
+
   async deletePipeline(id: string): Promise<void> {
+    this.creations.delete(id);
     await this.producer!.send({
       topic: this.topics.pipelines,
       messages: [{ key: id, value: null }],
@@ -247,13 +273,16 @@ export class TestCluster {
 
   /**
    * Events keyed by entity, as producers write them, to the source (or `topic`); raw strings are
-   * sent as they are.
+   * sent as they are. `eventTimeStamps`: each record's timestamp is its event's time, as a
+   * producer replaying history sets it (else the time it is sent).
    */
   async produce(
     events: Array<EventEnvelope | string | Buffer>,
-    options: { chunk?: number; topic?: string } = {},
+    options: { chunk?: number; topic?: string; eventTimeStamps?: boolean } = {},
   ): Promise<void> {
     const chunk = options.chunk ?? 5000;
+    const stamp = (event: EventEnvelope) =>
+      options.eventTimeStamps ? { timestamp: String(Date.parse(String(event.timestamp))) } : {};
     for (let i = 0; i < events.length; i += chunk) {
       await this.producer!.send({
         topic: options.topic ?? this.source,
@@ -262,7 +291,7 @@ export class TestCluster {
           .map((event) =>
             typeof event === 'string' || Buffer.isBuffer(event)
               ? { key: null, value: event }
-              : { key: event.entity_id ?? null, value: JSON.stringify(event) },
+              : { key: event.entity_id ?? null, value: JSON.stringify(event), ...stamp(event) },
           ),
       });
     }
@@ -359,10 +388,14 @@ export class TestCluster {
       await consumer.subscribe({ topic, fromBeginning: true });
       await consumer.run({
         eachMessage: async ({ partition, message }) => {
+          const parsed = withoutEpoch(
+            message.value === null ? null : JSON.parse(message.value.toString('utf8')),
+          );
           records.push({
             partition,
             key: message.key?.toString('utf8') ?? null,
-            value: message.value === null ? null : JSON.parse(message.value.toString('utf8')),
+            value: parsed.value,
+            epoch: parsed.epoch,
           });
         },
       });

@@ -25,6 +25,15 @@ interface Edge {
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** What a backfill or a replay may start from, as its error message says it. */
+export const START_POINT =
+  'earliest or an ISO-8601 time with its zone, such as 2026-11-01T00:00:00Z';
+
+/** `earliest`, or an ISO-8601 time with its zone: where a backfill or a replay starts. */
+export function isStartPoint(value: string): boolean {
+  return value === 'earliest' || (ISO_TIME.test(value) && !Number.isNaN(Date.parse(value)));
+}
 const STATEFUL = new Set(['reduce', 'window']);
 
 const listOf = (input: Json, section: Section): unknown[] =>
@@ -200,13 +209,8 @@ function checkSources(
       const problem = topicNameProblem(topic);
       if (problem) error(at(node, 'topic'), problem);
     }
-    if (typeof start === 'string' && start !== 'earliest' && start !== 'latest') {
-      if (!ISO_TIME.test(start) || Number.isNaN(Date.parse(start)))
-        error(
-          at(node, 'start'),
-          'must be earliest, latest or an ISO-8601 time with its zone, such as 2026-11-01T00:00:00Z',
-        );
-    }
+    if (typeof start === 'string' && start !== 'latest' && !isStartPoint(start))
+      error(at(node, 'start'), `must be latest, ${START_POINT}`);
   }
 }
 

@@ -13,3 +13,5 @@ export * from './same-definition';
 export * from './graph-definition';
 export * from './validate-graph';
 export * from './any-definition';
+export * from './state-epoch';
+export { isStartPoint, START_POINT } from './graph-checks';

@@ -8,6 +8,13 @@ export interface StoredFields {
   reset_generation: number;
   created_at: string;
   updated_at: string;
+  /**
+   * Bumped by a replay (absent before the first): the pipeline reprocesses its sources from
+   * `replay_from` in a new state epoch (docs/design.md §9, positions).
+   */
+  replay_generation?: number;
+  /** `earliest` or an ISO-8601 time: where the latest replay starts. */
+  replay_from?: string;
 }
 
 /**
@@ -17,7 +24,14 @@ export interface StoredFields {
 export type StoredPipeline = AnyPipelineDefinition & StoredFields;
 
 /** What the admin adds to a definition; a body read with GET carries them, read-only. */
-export const STORED_FIELDS = ['version', 'reset_generation', 'created_at', 'updated_at'] as const;
+export const STORED_FIELDS = [
+  'version',
+  'reset_generation',
+  'created_at',
+  'updated_at',
+  'replay_generation',
+  'replay_from',
+] as const;
 export type StoredField = (typeof STORED_FIELDS)[number];
 
 /**

@@ -25,6 +25,8 @@ export {
 export { isPermanentRefusal, refusalReason } from './refusals';
 export { fetchStableOffset, isUnstableOffsetCommit } from './stable-offsets';
 export type { CommittedOffset } from './stable-offsets';
+export { startOffsets } from './start-offsets';
+export type { StartPoint } from './start-offsets';
 export { fetchPartitionEnds, OpenTransactionError, untilStableEnd } from './partition-ends';
 export type { PartitionEnd } from './partition-ends';
 export { endWithMarker, findOpenTransactions } from './open-transactions';

@@ -7,11 +7,13 @@ import type { PostgresConnection } from './postgres-tls';
 import { InitialSchema1764403200000 } from './migrations/1764403200000-InitialSchema';
 import { DefinitionsAsWritten1764921600000 } from './migrations/1764921600000-DefinitionsAsWritten';
 import { VersionNotes1767225600000 } from './migrations/1767225600000-VersionNotes';
+import { Replays1767312000000 } from './migrations/1767312000000-Replays';
 
 export const MIGRATIONS = [
   InitialSchema1764403200000,
   DefinitionsAsWritten1764921600000,
   VersionNotes1767225600000,
+  Replays1767312000000,
 ];
 
 /** The admin's PostgreSQL connection pool; `connection` from postgresConnection (TLS). */

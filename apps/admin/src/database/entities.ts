@@ -20,6 +20,14 @@ export class PipelineRow {
   @Column('integer')
   reset_generation!: number;
 
+  /** Bumped by each replay; 0 before the first. */
+  @Column('integer', { default: 0 })
+  replay_generation!: number;
+
+  /** Where the latest replay starts: `earliest` or an ISO-8601 time. */
+  @Column('text', { nullable: true })
+  replay_from!: string | null;
+
   @Column('timestamptz')
   created_at!: Date;
 
@@ -30,7 +38,7 @@ export class PipelineRow {
   deleted_at!: Date | null;
 }
 
-export type VersionChange = 'created' | 'updated' | 'deleted';
+export type VersionChange = 'created' | 'updated' | 'deleted' | 'replayed';
 
 /** Every version of every definition: gapless per pipeline, with who changed it and when. */
 @Entity({ name: 'pipeline_versions' })

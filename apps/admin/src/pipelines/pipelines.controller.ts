@@ -9,13 +9,17 @@ import {
   Param,
   Post,
   Put,
+  Query,
   Res,
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   isGraphInput,
+  isStartPoint,
   splitStoredFields,
+  START_POINT,
+  stateEpoch,
   validateAnyDefinition,
   validateDefinition,
   validateGraphDefinition,
@@ -223,7 +227,8 @@ export class PipelinesController {
     @Principal() principal: ApiToken,
     @Headers('x-sluice-actor') note: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<PipelineSummary> {
+    @Query('replay_from') replayFrom: string | undefined,
+  ): Promise<PipelineSummary & { state: 'kept' | 'reset' }> {
     id = checkedId(id);
     const document = bodyDocument(body);
     if (
@@ -240,13 +245,62 @@ export class PipelinesController {
       typeof document === 'object' && document !== null ? { ...document, id } : document,
       this.rules,
     );
-    const pipeline = await this.pipelines.replace(id, definition, {
+    const { pipeline, state } = await this.pipelines.replace(id, definition, {
       expectedVersion: expectedVersion(ifMatch),
+      replayFrom: replayFrom === undefined ? undefined : startPoint(replayFrom, 'replay_from'),
       stored,
       author: authorOf(principal, note),
     });
     void reply.header('etag', etag(pipeline.version));
-    return summaryOf(pipeline, warnings);
+    return { ...summaryOf(pipeline, warnings), state };
+  }
+
+  @Post(':id/replay')
+  @HttpCode(200)
+  @RequiresRole('editor')
+  @ApiOperation({
+    summary:
+      'Reprocess the pipeline alone from a time or the earliest record, in a new state epoch, while the others go on',
+  })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['from'],
+      properties: { from: { type: 'string', example: '2026-11-01T00:00:00Z' } },
+    },
+  })
+  async replay(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Principal() principal: ApiToken,
+    @Headers('x-sluice-actor') note: string | undefined,
+  ): Promise<PipelineSummary & { replay: { from: string; generation: number } }> {
+    id = checkedId(id);
+    const document = body === undefined || body === null || body === '' ? {} : bodyDocument(body);
+    if (document === null || typeof document !== 'object' || Array.isArray(document))
+      throw new DomainError('validation_failed', 'the body must be an object { from }', [
+        { path: '$', message: 'must be object' },
+      ]);
+    const { from, ...rest } = document as Record<string, unknown>;
+    const unknown = Object.keys(rest).map((key) => ({
+      path: key,
+      message: 'is not a known field',
+    }));
+    if (unknown.length > 0)
+      throw new DomainError(
+        'validation_failed',
+        `invalid replay: ${unknown[0]!.path} is not a known field`,
+        unknown,
+      );
+    const pipeline = await this.pipelines.replay(
+      id,
+      startPoint(from, 'from'),
+      authorOf(principal, note),
+    );
+    return {
+      ...summaryOf(pipeline, []),
+      replay: { from: pipeline.replay_from!, generation: pipeline.replay_generation! },
+    };
   }
 
   @Delete(':id')
@@ -290,6 +344,8 @@ interface PipelineSummary {
   name: string;
   enabled: boolean;
   version: number;
+  /** Its state epoch: every result it publishes carries it (docs/design.md §9). */
+  epoch: string;
   /** Defaults applied and fields ignored, as validate reports them. */
   warnings: ValidationIssue[];
 }
@@ -301,8 +357,17 @@ function summaryOf(pipeline: StoredPipeline, warnings: ValidationIssue[]): Pipel
     name: pipeline.name,
     enabled: pipeline.enabled,
     version: pipeline.version,
+    epoch: stateEpoch(pipeline),
     warnings,
   };
+}
+
+/** Where a replay starts: `earliest` or an ISO-8601 time with its zone; a 400 at `path` else. */
+function startPoint(value: unknown, path: string): string {
+  if (typeof value === 'string' && isStartPoint(value)) return value;
+  throw new DomainError('validation_failed', `invalid replay: ${path} must be ${START_POINT}`, [
+    { path, message: `must be ${START_POINT}` },
+  ]);
 }
 
 function checkedId(id: string): string {

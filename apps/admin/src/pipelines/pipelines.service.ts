@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { processorGroupOf, sameDefinition } from '@sluice/contracts';
+import { canonicalJson, processorGroupOf, sameDefinition, stateMeaning } from '@sluice/contracts';
 import type { AnyPipelineDefinition, StoredField, StoredPipeline } from '@sluice/contracts';
 import type { EntityManager } from 'typeorm';
 
@@ -15,9 +15,20 @@ export interface CreateOutcome {
   pipeline: StoredPipeline;
 }
 
+export interface ReplaceOutcome {
+  pipeline: StoredPipeline;
+  /**
+   * Whether the processors keep the pipeline's state: `reset` when the update changes what the
+   * state means (its transforms or what it reads) or replays it, else `kept`.
+   */
+  state: 'kept' | 'reset';
+}
+
 export interface ReplaceOptions {
   /** If-Match: the version the caller read. */
   expectedVersion: number | undefined;
+  /** `?replay_from=`: the update also replays the pipeline from there (see `replay`). */
+  replayFrom?: string | undefined;
   /** The read-only fields the body carried: each must be what the store holds. */
   stored: Partial<Record<StoredField, unknown>>;
   author: ChangeAuthor;
@@ -96,6 +107,9 @@ export class PipelinesService {
         definition,
         version: (existing?.version ?? 0) + 1,
         reset_generation: existing?.reset_generation ?? 0,
+        // A new pipeline, not a replay of the deleted one: it starts where its sources say.
+        replay_generation: 0,
+        replay_from: null,
         created_at: now,
         updated_at: now,
         deleted_at: null,
@@ -112,9 +126,9 @@ export class PipelinesService {
   async replace(
     id: string,
     definition: AnyPipelineDefinition,
-    { expectedVersion, stored, author }: ReplaceOptions,
-  ): Promise<StoredPipeline> {
-    const pipeline = await this.database.transaction(async (manager) => {
+    { expectedVersion, replayFrom, stored, author }: ReplaceOptions,
+  ): Promise<ReplaceOutcome> {
+    const outcome = await this.database.transaction(async (manager) => {
       const row = await this.liveRow(manager, id);
       if (expectedVersion !== undefined && row.version !== expectedVersion) {
         throw new DomainError(
@@ -124,18 +138,26 @@ export class PipelinesService {
       }
       checkStoredFields(id, storedPipelineOf(row), stored);
       checkSameGroup(row.definition, definition);
+      const kept =
+        replayFrom === undefined &&
+        canonicalJson(stateMeaning(row.definition)) === canonicalJson(stateMeaning(definition));
       const now = new Date();
       row.definition = definition;
       row.name = definition.name;
       row.version += 1;
       row.updated_at = now;
+      if (replayFrom !== undefined) {
+        row.replay_generation += 1;
+        row.replay_from = replayFrom;
+      }
       await manager.getRepository(PipelineRow).save(row);
       await writeDefinition(manager, row);
       await this.record(manager, row, 'updated', author, now);
-      return storedPipelineOf(row);
+      const state: ReplaceOutcome['state'] = kept ? 'kept' : 'reset';
+      return { pipeline: storedPipelineOf(row), state };
     });
     this.relay.wake();
-    return pipeline;
+    return outcome;
   }
 
   async remove(id: string, author: ChangeAuthor): Promise<void> {
@@ -149,6 +171,27 @@ export class PipelinesService {
       await this.record(manager, row, 'deleted', author, now);
     });
     this.relay.wake();
+  }
+
+  /**
+   * A replay (docs/design.md §9): a new run and state epoch that reads the pipeline's sources
+   * again from `from` (`earliest` or an ISO-8601 time), while the other pipelines go on. A
+   * version of its own in the history.
+   */
+  async replay(id: string, from: string, author: ChangeAuthor): Promise<StoredPipeline> {
+    const pipeline = await this.database.transaction(async (manager) => {
+      const row = await this.liveRow(manager, id);
+      const now = new Date();
+      row.version += 1;
+      row.updated_at = now;
+      row.replay_generation += 1;
+      row.replay_from = from;
+      await manager.getRepository(PipelineRow).save(row);
+      await this.record(manager, row, 'replayed', author, now);
+      return storedPipelineOf(row);
+    });
+    this.relay.wake();
+    return pipeline;
   }
 
   /** Bumps the reset generation: every processor clears the pipeline's state and counters. */
@@ -295,9 +338,9 @@ function checkStoredFields(
       [{ path: 'version', message: `must be ${current.version} (the stored version) or absent` }],
     );
   }
-  const differing = (['reset_generation', 'created_at', 'updated_at'] as const).filter(
-    (field) => field in stored && stored[field] !== current[field],
-  );
+  const differing = (
+    ['reset_generation', 'created_at', 'updated_at', 'replay_generation', 'replay_from'] as const
+  ).filter((field) => field in stored && stored[field] !== current[field]);
   if (differing.length > 0) {
     throw new DomainError(
       'validation_failed',

@@ -75,7 +75,7 @@ async function validateWithAdmin(admin: AdminClient, actions: readonly ApplyActi
 export async function runApply(
   admin: AdminClient,
   documents: readonly ValidDocument[],
-  options: { dryRun: boolean },
+  options: { dryRun: boolean; replayFrom?: string | undefined },
   out: Printer,
 ): Promise<void> {
   const actions = planApply(documents, await listPipelines(admin));
@@ -103,11 +103,20 @@ export async function runApply(
       // A file from `sluice get` carries the version it was read at: an edit of a stale copy
       // is then refused (412) rather than overwriting what changed since.
       const { stored } = action.document;
-      const { body } = await admin.request<{ version: number }>('PUT', `/pipelines/${id}`, {
-        body: { ...(action.document.document as object), ...stored, id },
-        headers: { 'if-match': String(stored['version'] ?? version) },
-      });
-      out.line(`${name} configured (version ${version} → ${body.version})`);
+      const replay =
+        options.replayFrom === undefined
+          ? ''
+          : `?replay_from=${encodeURIComponent(options.replayFrom)}`;
+      const { body } = await admin.request<{ version: number; state: 'kept' | 'reset' }>(
+        'PUT',
+        `/pipelines/${id}${replay}`,
+        {
+          body: { ...(action.document.document as object), ...stored, id },
+          headers: { 'if-match': String(stored['version'] ?? version) },
+        },
+      );
+      // Whether the processors keep what the pipeline holds, or start it afresh.
+      out.line(`${name} configured (version ${version} → ${body.version}, state ${body.state})`);
     }
   }
 }

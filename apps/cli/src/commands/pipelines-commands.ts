@@ -62,3 +62,21 @@ export async function runReset(admin: AdminClient, reference: string, out: Print
   await admin.request('PUT', `/pipelines/${pipeline.id}/reset`);
   out.line(`pipeline/${pipeline.name} reset: every processor clears its state and counters`);
 }
+
+/** `sluice replay <pipeline> --from <time|earliest>`: the pipeline alone, again, in a new epoch. */
+export async function runReplay(
+  admin: AdminClient,
+  reference: string,
+  from: string,
+  out: Printer,
+): Promise<void> {
+  const pipeline = await findPipeline(admin, reference);
+  const { body } = await admin.request<{ epoch: string }>(
+    'POST',
+    `/pipelines/${pipeline.id}/replay`,
+    { body: { from } },
+  );
+  out.line(
+    `pipeline/${pipeline.name} replays from ${from} in epoch ${body.epoch}: its results carry that epoch, and \`sluice stats\` shows its lag as it catches up`,
+  );
+}

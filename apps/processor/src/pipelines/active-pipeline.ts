@@ -1,15 +1,15 @@
-import { createHash } from 'node:crypto';
-
 import {
-  canonicalJson,
   changelogTopic,
   lateTopic,
+  pipelineRun,
   repartitionTopic,
-  stateMeaning,
+  stateEpoch,
 } from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
 import { emptyCounters, statefulNodesOf } from '@sluice/operators';
 import type { PipelineCounters, PipelinePlan, StatefulNode } from '@sluice/operators';
+
+import { epochSuffix } from './result-value';
 
 /** A pipeline this replica runs: its plan, where it reads and writes, and this replica's counters. */
 export interface ActivePipeline {
@@ -23,6 +23,12 @@ export interface ActivePipeline {
    * delete and re-create of the same id).
    */
   readonly epoch: string;
+  /** Closes each of its values, carrying the epoch (result-value.ts). */
+  readonly epochSuffix: string;
+  /** Its run (pipelineRun): a source partition that has not seen it starts it at `starts`. */
+  readonly run: string;
+  /** Where the run starts in each source partition (`<topic>/<partition>` → offset). */
+  readonly starts: ReadonlyMap<string, number>;
   readonly counters: PipelineCounters;
   readonly topics: PipelineTopics;
   /** Its reduces and windows, run by the tasks of its repartition partitions. */
@@ -66,14 +72,16 @@ export interface PlacedNode {
 }
 
 /**
- * `partitionsOf` answers a source topic's partition count (the applier read it from the
- * broker); the internal topics get as many partitions as the pipeline's largest source.
+ * `partitionsOf` answers a source topic's partition count and `starts` where the run starts in
+ * each source partition (the applier read both from the broker); the internal topics get as
+ * many partitions as the pipeline's largest source.
  */
 export function activePipeline(
   stored: StoredPipeline,
   plan: PipelinePlan,
   topicPrefix: string,
   partitionsOf: (topic: string) => number,
+  starts: ReadonlyMap<string, number> = new Map(),
   counters: PipelineCounters = emptyCounters(),
 ): ActivePipeline {
   const sources = [...new Set(plan.sources.flatMap((source) => source.topics))];
@@ -81,12 +89,16 @@ export function activePipeline(
     plan.sinks.map((sink) => [sink.id, { topic: sink.topic, late: lateTopic(sink.topic) }]),
   );
   const nodes = statefulNodesOf(plan);
+  const epoch = stateEpoch(stored);
   const stateful = nodes.length > 0;
   return {
     id: stored.id,
     stored,
     plan,
-    epoch: stateEpoch(stored),
+    epoch,
+    epochSuffix: epochSuffix(epoch),
+    run: pipelineRun(stored),
+    starts,
     counters,
     topics: {
       sources,
@@ -108,13 +120,4 @@ export function activePipeline(
       keyPrefix: nodes.length === 1 ? '' : `${node.id}|`,
     })),
   };
-}
-
-/** What the state depends on: the reset generation, what the pipeline means, its creation. */
-export function stateEpoch(stored: StoredPipeline): string {
-  // Canonical (sorted keys): definitions keep the key order they were written in, and a
-  // reordered but equal definition must not throw the state away.
-  const meaning = canonicalJson([...stateMeaning(stored), stored.created_at]);
-  const digest = createHash('sha256').update(meaning).digest('base64url').slice(0, 12);
-  return `${stored.reset_generation}.${digest}`;
 }

@@ -10,8 +10,16 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { ensureTopics, isPermanentRefusal, refusalReason, retryRetriable } from '@sluice/kafka';
-import type { TopicSpec } from '@sluice/kafka';
+import { isGraph } from '@sluice/contracts';
+import type { StoredPipeline } from '@sluice/contracts';
+import {
+  ensureTopics,
+  isPermanentRefusal,
+  refusalReason,
+  retryRetriable,
+  startOffsets,
+} from '@sluice/kafka';
+import type { StartPoint, TopicSpec } from '@sluice/kafka';
 import { resetCounters } from '@sluice/operators';
 import type { PipelinePlan } from '@sluice/operators';
 
@@ -86,7 +94,8 @@ export class DefinitionApplier {
       );
       return;
     }
-    if (change.kind === 'reset') this.resetPending.add(change.id);
+    // A replay's counters start afresh as a reset's do: they count the new run.
+    if (change.kind === 'reset' || change.kind === 'replayed') this.resetPending.add(change.id);
     this.pending.set(change.id, change);
     this.schedule(change.id);
   }
@@ -174,6 +183,7 @@ export class DefinitionApplier {
       plan,
       this.options.topicPrefix,
       (topic) => sourcePartitions.get(topic)!,
+      await this.starts(stored, plan),
       pipelines.get(change.id)?.counters,
     );
     if (this.resetPending.has(change.id)) resetCounters(next.counters);
@@ -208,6 +218,27 @@ export class DefinitionApplier {
     return new Map(metadata.topics.map(({ name, partitions }) => [name, partitions.length]));
   }
 
+  /**
+   * Where the pipeline's run starts in each source partition, for the partitions that have not
+   * seen it yet: a replay's `from`, else each source's `start` (`latest`, a linear definition's
+   * only start, means from the pipeline's creation on).
+   */
+  private async starts(stored: StoredPipeline, plan: PipelinePlan): Promise<Map<string, number>> {
+    const starts = new Map<string, number>();
+    for (const source of plan.sources) {
+      const from = startPoint(stored, source.id);
+      for (const topic of source.topics) {
+        const offsets = await startOffsets(this.options.admin, topic, from);
+        for (const [partition, offset] of offsets) {
+          const key = `${topic}/${partition}`;
+          // Two sources of one topic: the earlier start serves both.
+          starts.set(key, Math.min(offset, starts.get(key) ?? Infinity));
+        }
+      }
+    }
+    return starts;
+  }
+
   private async ensurePipelineTopics(pipeline: ActivePipeline, partitions: number) {
     const { topics } = pipeline;
     const specs: TopicSpec[] = topics.outputs.map((topic) => ({
@@ -233,4 +264,17 @@ function generationOf(change: Applicable): { version: number; reset_generation: 
     version: change.pipeline.stored.version,
     reset_generation: change.pipeline.stored.reset_generation,
   };
+}
+
+/** Where a source of `stored` starts: `earliest` or a time (an unreadable time reads it all). */
+function startPoint(stored: StoredPipeline, sourceId: string): StartPoint {
+  const start =
+    (stored.replay_generation ?? 0) > 0 && stored.replay_from !== undefined
+      ? stored.replay_from
+      : isGraph(stored)
+        ? (stored.sources.find((source) => source.id === sourceId)?.start ?? 'latest')
+        : 'latest';
+  if (start === 'earliest') return 'earliest';
+  const time = Date.parse(start === 'latest' ? stored.created_at : start);
+  return Number.isNaN(time) ? 0 : time;
 }

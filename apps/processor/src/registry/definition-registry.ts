@@ -26,6 +26,8 @@ export type RegistryChange =
   | { kind: 'updated'; id: string; pipeline: RegisteredPipeline; freshState: boolean }
   /** A reset: clear the pipeline's state and counters everywhere. */
   | { kind: 'reset'; id: string; pipeline: RegisteredPipeline }
+  /** A replay: a new run and state epoch, reading its sources again from `replay_from`. */
+  | { kind: 'replayed'; id: string; pipeline: RegisteredPipeline }
   | { kind: 'deleted'; id: string }
   /**
    * A newer definition this replica cannot run (it breaks this replica's rules, such as writing
@@ -112,6 +114,8 @@ export class DefinitionRegistry {
     if (!known) return { kind: 'created', id, pipeline };
     if (stored.reset_generation > known.stored.reset_generation)
       return { kind: 'reset', id, pipeline };
+    if ((stored.replay_generation ?? 0) > (known.stored.replay_generation ?? 0))
+      return { kind: 'replayed', id, pipeline };
     return {
       kind: 'updated',
       id,
@@ -153,12 +157,17 @@ function parseStored(
   }
   if (validation.definition.id !== id)
     return { reason: `the record's id ${validation.definition.id} is not its key ${id}` };
+  const replay = record['replay_generation'];
+  const replayFrom = record['replay_from'];
   return {
     stored: {
       ...validation.definition,
       ...known,
       created_at: String(record['created_at'] ?? ''),
       updated_at: String(record['updated_at'] ?? ''),
+      ...(Number.isSafeInteger(replay) && typeof replayFrom === 'string'
+        ? { replay_generation: replay as number, replay_from: replayFrom }
+        : {}),
     },
   };
 }

@@ -1,8 +1,11 @@
 // A source partition's task (docs/design.md §5): decodes each record once, dead-letters bad ones,
 // runs the stateless nodes of every pipeline that reads this topic, publishes their results to
 // their sinks, and re-keys the inputs of stateful nodes by group into their pipeline's
-// repartition topic, followed by this partition's watermark marker to every repartition
+// repartition topic, followed by each pipeline's watermark marker to every repartition
 // partition of the pipelines whose windows wait for it (docs/design.md §4).
+// Each pipeline has its own position here (docs/design.md §9): a new one starts where its
+// definition says, so the task reads from the smallest position and each pipeline takes only
+// the records at or after its own; the positions commit with the offset (source-positions.ts).
 import { DLQ_HEADERS } from '@sluice/contracts';
 import type { EventEnvelope, ResultRecord } from '@sluice/contracts';
 import { GraphRun, groupStateKey } from '@sluice/operators';
@@ -10,8 +13,10 @@ import type { Combiner, DeadLetter, LookupTables, StageInput } from '@sluice/ope
 
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
+import { resultValue } from '../pipelines/result-value';
 import { encodeEvent, encodeMarker, encodePartial } from '../repartition/repartition-records';
 import { decodeRecord } from '../source/decode-record';
+import { SourcePositions } from '../source/source-positions';
 import { Task } from './task';
 import type { InputMessage, PartitionMemory, TaskContext } from './task';
 
@@ -24,9 +29,13 @@ export interface SourceTaskContext extends TaskContext {
 
 interface Runner {
   pipeline: ActivePipeline;
-  run: GraphRun;
+  graph: GraphRun;
   /** Its sources that read this task's topic: each record enters each of them. */
   sourceIds: string[];
+  /** The first offset it takes (the records before it are not its own). */
+  position: number;
+  /** The largest event time among the records it took: its markers' time. */
+  maxEventTime: number;
   /** Whether a stateful node of it waits for this partition's event time. */
   announces: boolean;
   /** Event time last announced to the repartition partitions. */
@@ -38,13 +47,13 @@ interface Runner {
 export class SourceTask extends Task {
   private runners: Runner[] = [];
   private revision = -1;
-  private maxEventTime = -Infinity;
   /**
-   * At least the largest event time this partition ever announced, by any owner (it is committed
-   * with the offsets). A stateful partition's watermark cannot pass it minus the lateness, so an
-   * input all of whose windows end later cannot be late there and may be folded.
+   * Each pipeline's position, and at least the largest event time this partition ever
+   * announced, by any owner (`announced`): a stateful partition's watermark cannot pass it minus
+   * the lateness, so an input all of whose windows end later cannot be late there and may be
+   * folded. Both are committed with the offset.
    */
-  private announcedBound = Infinity; // unknown until the committed state is adopted
+  private readonly positions = new SourcePositions();
   private readonly upstream: string;
   private current: InputMessage | undefined;
   /** The current record's JSON and envelope as decoded (re-keyed as is when no node changed it). */
@@ -62,12 +71,20 @@ export class SourceTask extends Task {
   }
 
   protected async restoreState(): Promise<void> {
-    // No state beyond event time, which restarts from what was committed (adoptCommitted) and
-    // from what is read next: work that was not committed announced nothing downstream.
-    this.maxEventTime = -Infinity;
-    this.announcedBound = Infinity;
+    // No state beyond positions and event time, which restart from what was committed
+    // (adoptCommitted) and from what is read next: work that was not committed announced
+    // nothing downstream.
+    this.positions.announced = Infinity; // unknown until the committed state is adopted
     this.revision = -1;
     this.runners = [];
+  }
+
+  /** The consumer lag of `pipelineId` here: the task's, less what it has handled ahead of it. */
+  lagOf(pipelineId: string): number {
+    const runner = this.runners.find((r) => r.pipeline.id === pipelineId);
+    const next = this.nextOffset;
+    if (!runner || next === undefined) return this.lag;
+    return Math.max(0, this.lag - Math.max(0, runner.position - Number(next)));
   }
 
   protected writtenPartitions() {
@@ -82,32 +99,57 @@ export class SourceTask extends Task {
   protected refresh(): void {
     const pipelines = this.source.pipelines;
     if (pipelines.revision === this.revision) return;
-    const announced = new Map(this.runners.map((r) => [r.pipeline.id, r.announced]));
-    this.runners = pipelines
-      .readersOf(this.topic)
-      .filter((pipeline) => pipeline.plan.enabled)
-      .map((pipeline) => this.runnerFor(pipeline, announced.get(pipeline.id) ?? -Infinity));
+    // A disabled pipeline keeps its position moving with the task (its graph takes nothing).
+    const readers = pipelines.readersOf(this.topic);
+    const before = new Map(this.runners.map((r) => [r.pipeline.run, r]));
+    this.positions.retain(new Set(readers.map((pipeline) => pipeline.run)));
+    this.runners = readers.map((pipeline) => this.runnerFor(pipeline, before.get(pipeline.run)));
     this.revision = pipelines.revision;
   }
 
+  protected override repositionTo(): string | undefined {
+    const smallest = this.positions.smallest();
+    return smallest === undefined ? undefined : String(smallest);
+  }
+
+  protected override afterBatch(next: string): void {
+    const offset = Number(next);
+    this.positions.read(offset);
+    for (const runner of this.runners) {
+      if (runner.position < offset) runner.position = offset;
+      this.positions.advance(runner.pipeline.run, runner.position);
+    }
+  }
+
   protected handle(messages: InputMessage[]): void {
+    if (messages.length === 0) return;
     const runners = this.runners;
+    // Usually every pipeline takes every record; after a backfill or a replay began, those
+    // further on skip what they took before.
+    const first = Number(messages[0]!.offset);
+    const skipping = runners.some((runner) => runner.position > first);
     for (const message of messages) {
+      const offset = skipping ? Number(message.offset) : first;
       const decoded = decodeRecord(this.topic, this.partition, message);
       if (!decoded.ok) {
-        this.source.metrics.deadLetters.inc();
-        this.send(this.source.dlqTopic, decoded.deadLetter);
+        // Once per record: a record read again for a pipeline going back was dead-lettered.
+        if (this.positions.firstRead(Number(message.offset))) {
+          this.source.metrics.deadLetters.inc();
+          this.send(this.source.dlqTopic, decoded.deadLetter);
+        }
         continue;
       }
       const event = decoded.event;
-      // Every valid record advances this partition's event time, whatever its type (docs/design.md §4).
-      if (event.time > this.maxEventTime) this.maxEventTime = event.time;
       this.current = message;
       this.currentText = decoded.text;
       this.currentEnvelope = event.envelope;
       for (let i = 0; i < runners.length; i++) {
-        const { run, sourceIds } = runners[i]!;
-        for (let j = 0; j < sourceIds.length; j++) run.process(sourceIds[j]!, event);
+        const runner = runners[i]!;
+        if (offset < runner.position) continue;
+        // Every valid record advances the event time, whatever its type (docs/design.md §4).
+        if (event.time > runner.maxEventTime) runner.maxEventTime = event.time;
+        const { graph, sourceIds } = runner;
+        for (let j = 0; j < sourceIds.length; j++) graph.process(sourceIds[j]!, event);
       }
     }
     this.current = undefined;
@@ -117,28 +159,13 @@ export class SourceTask extends Task {
     this.announceEventTime();
   }
 
-  protected override commitMetadata(): string | undefined {
-    return Number.isFinite(this.maxEventTime)
-      ? JSON.stringify({ t: this.maxEventTime })
-      : undefined;
+  protected override commitMetadata(offset: string): string | undefined {
+    return this.positions.encode(Number(offset));
   }
 
-  protected override adoptCommitted(metadata: string | undefined): void {
-    // Nothing committed with an event time: no owner ever announced one.
-    let committed = -Infinity;
-    if (metadata !== undefined && metadata !== '') {
-      try {
-        const time = (JSON.parse(metadata) as { t?: unknown }).t;
-        committed = typeof time === 'number' ? time : Infinity;
-      } catch {
-        committed = Infinity; // not ours: no bound is known, so nothing is folded
-      }
-    }
-    if (committed !== Infinity && committed > this.maxEventTime) this.maxEventTime = committed;
-    this.announcedBound = Math.max(
-      committed,
-      this.announcedBound === Infinity ? -Infinity : this.announcedBound,
-    );
+  protected override adoptCommitted(metadata: string | undefined, offset: string | undefined) {
+    this.positions.adopt(metadata, offset === undefined ? undefined : Number(offset));
+    this.revision = -1; // the runners take their positions from what was committed
   }
 
   protected onTick(): void {
@@ -160,20 +187,19 @@ export class SourceTask extends Task {
 
   /** After the batch's records, so a stateful partition sees them before the marker. */
   private announceEventTime(): void {
-    const time = this.maxEventTime;
-    if (time === -Infinity) return;
     for (const runner of this.runners) {
+      const time = runner.maxEventTime;
       if (!runner.announces || time <= runner.announced) continue;
       const { repartition, repartitionPartitions } = runner.pipeline.topics;
       runner.announced = time;
-      if (time > this.announcedBound) this.announcedBound = time;
+      if (time > this.positions.announced) this.positions.announced = time;
       const value = encodeMarker({ epoch: runner.pipeline.epoch, upstream: this.upstream, time });
       for (let partition = 0; partition < repartitionPartitions; partition++)
         this.send(repartition!, { partition, key: this.upstream, value });
     }
   }
 
-  private runnerFor(pipeline: ActivePipeline, announced: number): Runner {
+  private runnerFor(pipeline: ActivePipeline, before: Runner | undefined): Runner {
     const sourceIds = pipeline.plan.sources
       .filter((source) => source.topics.includes(this.topic))
       .map((source) => source.id);
@@ -186,11 +212,14 @@ export class SourceTask extends Task {
       if (combiner) combiners.push({ placed, combiner });
     }
     const { sinks } = pipeline.topics;
-    const run = new GraphRun(
+    const graph = new GraphRun(
       pipeline.plan,
       {
         result: (sinkId: string, key: string, record: ResultRecord) =>
-          this.send(sinks.get(sinkId)!.topic, { key, value: JSON.stringify(record) }),
+          this.send(sinks.get(sinkId)!.topic, {
+            key,
+            value: resultValue(record, pipeline.epochSuffix),
+          }),
         late: () => {
           throw new Error('a source partition has no windows, so nothing can be late here');
         },
@@ -206,7 +235,21 @@ export class SourceTask extends Task {
         },
       },
     );
-    return { pipeline, run, sourceIds, announces: fed.length > 0, announced, combiners };
+    return {
+      pipeline,
+      graph,
+      sourceIds,
+      // Where its run is here: a new one starts where its definition says (0: the first offset).
+      position: this.positions.positionOf(
+        pipeline.run,
+        () => pipeline.starts.get(this.upstream) ?? 0,
+      ),
+      // Its event time starts afresh after a restart: only what it reads moves its markers.
+      maxEventTime: before?.maxEventTime ?? -Infinity,
+      announces: fed.length > 0,
+      announced: before?.announced ?? -Infinity,
+      combiners,
+    };
   }
 
   /** A stateful node's input: folded into the batch's partials when it cannot be late, else sent. */
@@ -216,7 +259,7 @@ export class SourceTask extends Task {
     combiner: Combiner | undefined,
     input: StageInput,
   ): void {
-    if (combiner?.add(input, this.announcedBound - placed.node.spec.latenessMs)) return;
+    if (combiner?.add(input, this.positions.announced - placed.node.spec.latenessMs)) return;
     // A node on the way that wrote to the event gave it a copy of its own.
     const eventJson =
       input.envelope === this.currentEnvelope ? this.currentText! : JSON.stringify(input.envelope);

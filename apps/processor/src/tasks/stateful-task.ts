@@ -8,6 +8,7 @@ import type { LateRecord, StageInput, StateEntry, StatefulStage } from '@sluice/
 
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
+import { resultValue } from '../pipelines/result-value';
 import { decodeRepartitionRecord } from '../repartition/repartition-records';
 import { StateManager } from '../state/state-manager';
 import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
@@ -33,6 +34,7 @@ const NOT_PARSED = Object.freeze({ event_type: '', payload: {} });
 export class StatefulTask extends Task {
   private pipeline: ActivePipeline | undefined;
   private epoch: string | undefined;
+  private run: string | undefined;
   private nodes: NodeState[] = [];
   /** By tag; the untagged only node under ''. */
   private byTag = new Map<string, NodeState>();
@@ -68,6 +70,7 @@ export class StatefulTask extends Task {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
     this.pipeline = pipeline;
     this.epoch = pipeline?.epoch;
+    this.run = pipeline?.run;
     this.upstreamTimes.clear();
     this.changedUpstreams.clear();
     this.setNodes(pipeline);
@@ -222,9 +225,10 @@ export class StatefulTask extends Task {
   }
 
   /**
-   * A reset or an update that changed what the state means: it starts afresh. The old keys get
-   * tombstones so compaction drops them; the upstreams' event times carry over (they are facts
-   * about the streams, not about the pipeline).
+   * A reset, an update that changed what the state means, or a replay: it starts afresh. The
+   * old keys get tombstones so compaction drops them. The upstreams' event times carry over
+   * (they are facts about the streams, not about the pipeline), except into a new run: a
+   * replay's sources read their records again, and announce their times again.
    */
   private startEpoch(pipeline: ActivePipeline): void {
     const changelog = pipeline.topics.changelog!;
@@ -236,6 +240,8 @@ export class StatefulTask extends Task {
     for (const message of this.stateOf(pipeline).tombstones(oldKeys)) this.send(changelog, message);
     this.pipeline = pipeline;
     this.epoch = pipeline.epoch;
+    if (pipeline.run !== this.run) this.upstreamTimes.clear();
+    this.run = pipeline.run;
     this.setNodes(pipeline);
     const now = Date.now();
     for (const [upstream, time] of this.upstreamTimes) {
@@ -255,7 +261,7 @@ export class StatefulTask extends Task {
       emitter: {
         result: (key: string, record: ReduceResult | WindowResult) => {
           const sink = this.sinkOf(nodeId);
-          if (sink) this.send(sink.topic, { key, value: JSON.stringify(record) });
+          if (sink) this.send(sink.topic, { key, value: resultValue(record, this.epochSuffix()) });
         },
         late: (key: string, record: LateRecord) => {
           const sink = this.sinkOf(nodeId);
@@ -263,10 +269,14 @@ export class StatefulTask extends Task {
           // A late event's payload is parsed only now; a late partial carries its own summary.
           if (record.event === NOT_PARSED)
             record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
-          this.send(sink.late, { key, value: JSON.stringify(record) });
+          this.send(sink.late, { key, value: resultValue(record, this.epochSuffix()) });
         },
       },
     });
+  }
+
+  private epochSuffix(): string {
+    return this.pipeline!.epochSuffix;
   }
 
   /** Where a node's results go under the pipeline's current definition (sinks may move). */

@@ -100,7 +100,10 @@ export class TaskManager implements GroupHandler {
     // task's seek: the consumer reads these records again from where the task resumes.
     if (this.restoring.has(task) || isStale()) return;
     try {
-      await task.processBatch(batch, task.generation);
+      if ((await task.processBatch(batch, task.generation)) === 'reposition') {
+        this.reposition(key, tp, task);
+        return;
+      }
     } catch (error) {
       await this.fail(key, tp, task, error);
       return;
@@ -127,7 +130,10 @@ export class TaskManager implements GroupHandler {
         if (task.state !== 'running' || this.ticking.has(task)) return;
         this.ticking.add(task);
         try {
-          await task.tick(now);
+          if ((await task.tick(now)) === 'reposition') {
+            const tp = this.assigned.get(key);
+            if (tp) this.reposition(key, tp, task);
+          }
         } catch (error) {
           const tp = this.assigned.get(key);
           if (tp) await this.fail(key, tp, task, error);
@@ -193,6 +199,17 @@ export class TaskManager implements GroupHandler {
     if (!task) return;
     this.tasks.set(key, task);
     this.start(key, tp, task);
+  }
+
+  /** The task committed a move of its position: it is resumed to read on from there. */
+  private reposition(key: string, tp: TopicPartition, task: Task): void {
+    // Paused and marked at once: a batch delivered meanwhile is dropped, not processed.
+    this.deps.consumer.pause(tp);
+    this.restoring.add(task);
+    void task.suspend().then(() => {
+      if (this.tasks.get(key) === task && this.assigned.has(key)) this.start(key, tp, task);
+      else this.restoring.delete(task);
+    });
   }
 
   /** Resumes `task` with its partition paused, then reads on from where it resumed. */

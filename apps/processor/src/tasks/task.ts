@@ -163,13 +163,32 @@ export abstract class Task {
     return found;
   }
 
-  /** A string committed with the offset, atomically (the source's event time). */
-  protected commitMetadata(): string | undefined {
+  /** A string committed with the offset `offset`, atomically (a source's positions). */
+  protected commitMetadata(_offset: string): string | undefined {
     return undefined;
   }
 
-  /** What the committed offset carried (`undefined`: nothing committed, or nothing carried). */
-  protected adoptCommitted(_metadata: string | undefined): void {}
+  /**
+   * What the committed offset carried, and the offset (`undefined`: nothing committed, or
+   * nothing carried).
+   */
+  protected adoptCommitted(_metadata: string | undefined, _offset: string | undefined): void {}
+
+  /**
+   * Where the task must read on from instead of its position (a source whose pipelines all
+   * start further on, or one that starts earlier: a backfill or a replay); `undefined`: here.
+   */
+  protected repositionTo(): string | undefined {
+    return undefined;
+  }
+
+  /** The batch up to `next` is handled (the position moved there). */
+  protected afterBatch(_next: string): void {}
+
+  /** The next offset to process (`undefined` before the task first ran). */
+  protected get nextOffset(): string | undefined {
+    return this.position;
+  }
 
   protected send(topic: string, message: Parameters<RecordCollector['add']>[1]): void {
     this.collector.add(topic, message);
@@ -216,7 +235,7 @@ export abstract class Task {
         await this.restoreState();
         this.syncedAt = committed?.offset ?? null;
       }
-      this.adoptCommitted(committed?.metadata);
+      this.adoptCommitted(committed?.metadata, committed?.offset);
       this.position = committed?.offset ?? (await this.earliest());
       this.transactionStarted = Date.now();
       this.lifecycle.moveTo('running');
@@ -227,39 +246,62 @@ export abstract class Task {
   /**
    * Handles a batch accepted while the task's generation was `generation`: one accepted before
    * a later resume was fetched from a position that is no longer the task's, and is dropped
-   * (the consumer reads again from where that resume said).
+   * (the consumer reads again from where that resume said). `reposition`: the task committed a
+   * move of its position instead (see `repositionTo`); resume it to read from there.
    */
-  processBatch(batch: InputBatch, generation = this.resumes): Promise<void> {
+  processBatch(batch: InputBatch, generation = this.resumes): Promise<'reposition' | undefined> {
     return this.exclusive(async () => {
-      if (generation !== this.resumes) return;
+      if (generation !== this.resumes) return undefined;
       this.assertRunning();
       this.refresh();
+      if (await this.repositioned()) return 'reposition';
       this.handle(this.unprocessed(batch));
       const next = BigInt(batch.lastOffset()) + 1n;
       // Never backwards: a batch kafkajs delivers again must not move the position before
       // records the state already holds.
       if (this.position === undefined || next > BigInt(this.position))
         this.position = next.toString();
+      this.afterBatch(this.position);
       this.dirty = true;
       this.lag = Number(batch.offsetLag());
       this.flush();
       if (Date.now() - this.transactionStarted >= this.context.commitIntervalMs) this.commit();
       // Bounded: when the broker falls behind, the consumer waits for it.
       if (this.producer.backlog > 8) await this.producer.idle();
+      return undefined;
     });
   }
 
   /** The wall clock: idle flushes, and a commit when the interval has passed. */
-  tick(now: number): Promise<void> {
+  tick(now: number): Promise<'reposition' | undefined> {
     return this.exclusive(async () => {
-      if (!this.lifecycle.is('running')) return;
+      if (!this.lifecycle.is('running')) return undefined;
       this.assertRunning();
       this.refresh();
+      if (await this.repositioned()) return 'reposition';
       this.onTick(now);
       this.flush();
       if (this.dirty && now - this.transactionStarted >= this.context.commitIntervalMs)
         this.commit();
+      return undefined;
     });
+  }
+
+  /**
+   * Moves the position where `repositionTo` says, committing it with everything handled so far
+   * (the metadata keeps each pipeline's own position), and waits for the commit: the task is
+   * then resumed from there, as after a rebalance, so no batch fetched before is processed.
+   */
+  private async repositioned(): Promise<boolean> {
+    const target = this.repositionTo();
+    if (target === undefined || target === this.position) return false;
+    this.logger.info({ from: this.position ?? null, to: target }, 'reading on from another offset');
+    this.position = target;
+    this.flush();
+    this.commit();
+    await this.producer.idle();
+    this.assertRunning();
+    return true;
   }
 
   /** Commits everything handled so far and waits for the coordinator to accept it. */
@@ -318,7 +360,7 @@ export abstract class Task {
   /** Queues the commit of everything handled so far, with the offset and metadata of now. */
   private commit(): void {
     const offset = this.position;
-    const metadata = offset === undefined ? undefined : this.commitMetadata();
+    const metadata = offset === undefined ? undefined : this.commitMetadata(offset);
     this.dirty = false;
     this.transactionStarted = Date.now();
     const toCommit =
