@@ -455,10 +455,14 @@ describe('admin API lifecycle', () => {
         '/api/v1/pipelines/preview',
       ]),
     );
+    // Either form: AllSource's linear definition, or a graph.
     expect(docs.body.components.schemas['PipelineDefinition']).toMatchObject({
-      type: 'object',
-      required: ['name', 'operators', 'output'],
+      oneOf: [
+        { type: 'object', required: ['name', 'operators', 'output'] },
+        { type: 'object', required: ['name', 'sources', 'sinks'] },
+      ],
     });
+    expect(Object.keys(docs.body.paths)).toContain('/api/v1/pipelines/{id}/replay');
     type Operation = {
       requestBody: { content: Record<string, { examples: Record<string, { value: unknown }> }> };
     };

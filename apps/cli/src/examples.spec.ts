@@ -3,8 +3,12 @@
 import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { parseDefinitionText, validateDefinition } from '@sluice/contracts';
-import { lookupTablesFrom, runReference } from '@sluice/operators';
+import {
+  parseDefinitionText,
+  validateDefinition,
+  validateGraphDefinition,
+} from '@sluice/contracts';
+import { lookupTablesFrom, planOfGraph, runGraphReference, runReference } from '@sluice/operators';
 
 export const EXAMPLES_DIR = join(__dirname, '../../../examples');
 
@@ -18,18 +22,47 @@ function readLines(path: string): Record<string, unknown>[] {
 const examples = readdirSync(EXAMPLES_DIR, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
+/** The examples written as graphs: events per source (`<source>.jsonl`), results per sink. */
+const GRAPHS = ['revenue-by-route'];
+const linear = examples.filter((name) => !GRAPHS.includes(name));
 
 describe('examples', () => {
-  it('has the four documented examples', () => {
+  it('has the five documented examples', () => {
     expect(examples.sort()).toEqual([
       'daily-revenue',
       'enriched-orders',
       'fraud-router',
+      'revenue-by-route',
       'sessionized-clicks',
     ]);
   });
 
-  it.each(examples)('%s: the expected output is the reference run of its events', (name) => {
+  it.each(GRAPHS)('%s: each sink’s expected output is the reference run of the graph', (name) => {
+    const dir = join(EXAMPLES_DIR, name);
+    const parsed = parseDefinitionText(readFileSync(join(dir, 'pipeline.yaml'), 'utf8'), 'yaml');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const validation = validateGraphDefinition(parsed.documents[0]);
+    if (!validation.valid) throw new Error(JSON.stringify(validation.errors));
+    const { graph } = validation;
+    const events = graph.sources.flatMap((source) =>
+      readLines(join(dir, `${source.id}.jsonl`)).map((event) => ({ source: source.id, event })),
+    );
+    const run = runGraphReference(planOfGraph(graph), events);
+    for (const sink of graph.sinks) {
+      const { results, late } = run.sinks[sink.id]!;
+      const actual = results.map((record) => JSON.stringify(record.value)).join('\n') + '\n';
+      const expectedPath = join(dir, 'expected', `${sink.id}.jsonl`);
+      if (process.env['UPDATE_EXAMPLES']) writeFileSync(expectedPath, actual);
+      expect({ sink: sink.id, results: actual }).toEqual({
+        sink: sink.id,
+        results: readFileSync(expectedPath, 'utf8'),
+      });
+      expect(results.length).toBeGreaterThan(0);
+      expect(late).toEqual([]);
+    }
+  });
+
+  it.each(linear)('%s: the expected output is the reference run of its events', (name) => {
     const dir = join(EXAMPLES_DIR, name);
     const parsed = parseDefinitionText(readFileSync(join(dir, 'pipeline.yaml'), 'utf8'), 'yaml');
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));

@@ -1,17 +1,21 @@
 // The CLI as a user runs it (a real process) against a real admin, processor, broker and
 // database: every example is applied, previewed, fed with its events, and its results read back
-// with `tail` equal the expected output the README shows.
+// with `tail` equal the expected output the README shows. The graph example's events are
+// produced before it is applied: its sources start at their earliest record (a backfill).
 import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { uniqueName } from '@sluice/kafka/testing';
 import { withoutEpoch } from '@sluice/testing';
+import { parse, stringify } from 'yaml';
 
 import { SluiceSystem } from './system';
 
 const EXAMPLES = join(__dirname, '../../../examples');
 const NAMES = ['daily-revenue', 'enriched-orders', 'fraud-router', 'sessionized-clicks'];
+/** The graph example: its sources and sinks name topics of their own. */
+const GRAPH = 'revenue-by-route';
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim().length > 0);
 
@@ -40,6 +44,9 @@ describe('sluice CLI against a running Sluice', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'sluice-cli-scratch-'));
   const outputs = new Map<string, string>();
   const customersTopic = uniqueName('customers');
+  /** The graph example's topics, renamed: by source id, and by sink id. */
+  const graphSources = new Map<string, string>();
+  const graphSinks = new Map<string, string>();
 
   beforeAll(async () => {
     cpSync(EXAMPLES, work, { recursive: true });
@@ -54,7 +61,29 @@ describe('sluice CLI against a running Sluice', () => {
           .replace('source: customers', `source: ${customersTopic}`),
       );
     }
+    const graphPath = join(work, GRAPH, 'pipeline.yaml');
+    const graph = parse(readFileSync(graphPath, 'utf8')) as {
+      sources: Array<{ id: string; topic: string }>;
+      sinks: Array<{ id: string; topic: string }>;
+      processor_group?: string;
+    };
+    for (const source of graph.sources)
+      graphSources.set(source.id, (source.topic = uniqueName(source.topic)));
+    for (const sink of graph.sinks) graphSinks.set(sink.id, (sink.topic = uniqueName(sink.topic)));
+    graph.processor_group = system.group;
+    writeFileSync(graphPath, stringify(graph));
     await system.start();
+    // The graph's events exist before it does: it reads them from their earliest record.
+    for (const [source, topic] of graphSources) {
+      const produced = await system.cli([
+        'produce',
+        '-f',
+        join(work, GRAPH, `${source}.jsonl`),
+        '-t',
+        topic,
+      ]);
+      expect(produced.stdout).toMatch(/^produced \d+ records to /m);
+    }
     // The lookup table is written before the pipeline that reads it, as a user would.
     const table = await system.cli([
       'produce',
@@ -77,7 +106,7 @@ describe('sluice CLI against a running Sluice', () => {
   it('validates offline: every example is valid; a bad file exits 1 naming each JSON path', async () => {
     const ok = await system.cli(['validate', '-R', '-f', work]);
     expect(ok.code).toBe(0);
-    expect(lines(ok.stdout)).toHaveLength(4);
+    expect(lines(ok.stdout)).toHaveLength(NAMES.length + 1);
 
     const bad = join(scratch, 'bad.yaml');
     writeFileSync(
@@ -117,12 +146,16 @@ describe('sluice CLI against a running Sluice', () => {
     const first = await system.cli(['apply', '-R', '-f', work]);
     expect(first.stderr).toBe('');
     expect(lines(first.stdout).sort()).toEqual(
-      NAMES.map((n) =>
-        expect.stringMatching(new RegExp(`^pipeline/${n} created \\(id .+, version 1\\)$`)),
-      ),
+      [...NAMES, GRAPH]
+        .sort()
+        .map((n) =>
+          expect.stringMatching(new RegExp(`^pipeline/${n} created \\(id .+, version 1\\)$`)),
+        ),
     );
     const again = await system.cli(['apply', '-R', '-f', work]);
-    expect(lines(again.stdout).sort()).toEqual(NAMES.map((n) => `pipeline/${n} unchanged`));
+    expect(lines(again.stdout).sort()).toEqual(
+      [...NAMES, GRAPH].sort().map((n) => `pipeline/${n} unchanged`),
+    );
 
     const edited = join(scratch, 'edited.yaml');
     writeFileSync(
@@ -143,6 +176,7 @@ describe('sluice CLI against a running Sluice', () => {
       ['daily-revenue', 1],
       ['enriched-orders', 1],
       ['fraud-router', 2],
+      ['revenue-by-route', 1],
       ['sessionized-clicks', 1],
     ]);
     const table = await system.cli(['get']);
@@ -221,7 +255,26 @@ describe('sluice CLI against a running Sluice', () => {
       const values = publishedValues(tail.stdout);
       expect({ name, results: canonical(values) }).toEqual({ name, results: canonical(expected) });
     }
-  }, 240_000);
+    // The graph's sinks, each its own topic (its events were produced before it was applied).
+    for (const [sink, topic] of graphSinks) {
+      const expected = lines(
+        readFileSync(join(work, GRAPH, 'expected', `${sink}.jsonl`), 'utf8'),
+      ).map((l) => JSON.parse(l));
+      const tail = await system.cli([
+        'tail',
+        topic,
+        '--from-beginning',
+        '-o',
+        'json',
+        '--max',
+        String(expected.length),
+        '--idle-exit',
+        '60',
+      ]);
+      const values = publishedValues(tail.stdout);
+      expect({ sink, results: canonical(values) }).toEqual({ sink, results: canonical(expected) });
+    }
+  }, 300_000);
 
   it('shows stats per pipeline and per processor, resets and deletes by name', async () => {
     const placed = lines(readFileSync(join(work, 'daily-revenue', 'events.jsonl'), 'utf8')).filter(
@@ -253,12 +306,43 @@ describe('sluice CLI against a running Sluice', () => {
     expect(left.map((p) => p.name).sort()).toEqual([
       'daily-revenue',
       'enriched-orders',
+      'revenue-by-route',
       'sessionized-clicks',
     ]);
     const gone = await system.cli(['get', 'fraud-router']);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('no pipeline is named "fraud-router"');
   });
+
+  it('replays the graph from its earliest records: its sink holds the results again, in a new epoch', async () => {
+    const replay = await system.cli(['replay', GRAPH, '--from', 'earliest']);
+    expect(replay.stderr).toBe('');
+    const epoch = /in epoch (\S+):/.exec(replay.stdout)?.[1];
+    expect(epoch).toEqual(expect.any(String));
+    const expected = lines(
+      readFileSync(join(work, GRAPH, 'expected', 'uk_daily.jsonl'), 'utf8'),
+    ).map((l) => JSON.parse(l));
+    const tail = await system.cli([
+      'tail',
+      graphSinks.get('uk_daily')!,
+      '--from-beginning',
+      '-o',
+      'json',
+      '--max',
+      String(2 * expected.length),
+      '--idle-exit',
+      '60',
+    ]);
+    const published = lines(tail.stdout).map((l) =>
+      withoutEpoch((JSON.parse(l) as { value: unknown }).value),
+    );
+    const again = published.filter((p) => p.epoch === epoch).map((p) => p.value);
+    expect(canonical(again)).toEqual(canonical(expected));
+    expect(published.filter((p) => p.epoch !== epoch)).toHaveLength(expected.length);
+    const bad = await system.cli(['replay', GRAPH, '--from', 'last tuesday']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('from');
+  }, 120_000);
 
   it('fails in a friendly way: a wrong token, no admin, a missing file, a missing topic', async () => {
     const wrongToken = await system.cli(['get'], { SLUICE_ADMIN_TOKEN: 'not-the-token-at-all' });

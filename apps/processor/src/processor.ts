@@ -308,18 +308,21 @@ export class Processor {
 
   private async reportStats(): Promise<void> {
     if (!this.statsProducer) return;
-    const lagByTopic = new Map<string, number>();
-    for (const task of this.tasks.list())
-      lagByTopic.set(task.topic, (lagByTopic.get(task.topic) ?? 0) + task.lag);
+    const sources = this.tasks.list().filter((task) => task instanceof SourceTask);
     await publishStats(
       this.statsProducer,
       this.topics.stats,
       this.config.processorId,
       this.pipelines.list(),
       this.definitions.failures(),
-      // The lag of the source partitions this replica owns for each pipeline.
+      // The lag of each pipeline in the source partitions this replica owns: a pipeline that
+      // backfills or replays shows how far it has still to go.
       (pipeline) =>
-        pipeline.topics.sources.reduce((sum, topic) => sum + (lagByTopic.get(topic) ?? 0), 0),
+        sources.reduce(
+          (sum, task) =>
+            pipeline.topics.sources.includes(task.topic) ? sum + task.lagOf(pipeline.id) : sum,
+          0,
+        ),
     ).catch((error: Error) => this.logger.warn({ err: error }, 'publishing stats failed'));
   }
 }
