@@ -1,5 +1,5 @@
 // npm run bench:e2e [-- --events 2000000 --restore-states 1000000 --latency-seconds 20
-//                     --baseline <another checkout>/apps/processor/dist/main.js]
+//                     --baseline <another checkout>/apps/processor/dist/main.js --pipelines 10]
 // End to end on the local broker, in one run:
 //  (a) the raw kafkajs consume rate of a 6-partition topic: the ceiling of the client we use,
 //      as published and as Sluice runs it (patches/kafkajs+2.2.4.patch applied);
@@ -8,11 +8,15 @@
 //      checked against the reference run;
 //      with --baseline, another build of the processor (today's code, say) over the same topic
 //      in the same run, so the two rates are compared on the same machine at the same time;
+//      with --pipelines P, also P daily-revenue pipelines at once over the same topic in one
+//      replica (each record decoded once for all of them): the topic's rate against the one
+//      pipeline's, the replica's CPU time per pipeline, and every output against its reference;
 //  (c) the restore time of one replica's state after a kill -9: a window holding N groups;
 //  (d) latency from an event's append to its result's commit at half of (b)'s rate: a stateless
 //      pipeline's results, and a window's final results after the watermark passes its end.
 // The processor runs as the built app (apps/processor/dist), exactly as users run it.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { canonicalJson, internalTopics, repartitionTopic } from '@sluice/contracts';
@@ -60,8 +64,11 @@ const { values: args } = parseArgs({
     /** Another processor build to measure beside this one (its dist/main.js). */
     baseline: { type: 'string' },
     'latency-seconds': { type: 'string', default: '20' },
+    /** Also run this many pipelines at once over the same topic (1: no such run). */
+    pipelines: { type: 'string', default: '1' },
   },
 });
+const PIPELINES = Number(args.pipelines);
 const N = Number(args.events);
 const STATES = Number(args['restore-states']);
 /**
@@ -84,18 +91,19 @@ const LATENCY_SECONDS = Number(args['latency-seconds']);
  */
 const WARM_UP_MS = 2000;
 
-/** (b) Sluice end to end, one replica, exactly-once. */
+/** (b) Sluice end to end, one replica, exactly-once, running `definitions` over the source. */
 async function sluiceRate(
   admin: Admin,
-  definition: PipelineDefinition,
+  definitions: PipelineDefinition[],
   expected: number,
   build: { name: string; main?: string; prefix: string } = { name: 'sluice', prefix },
-): Promise<{ rate: number; results: string[] }> {
+): Promise<{ rate: number; results: string[][]; cpuSeconds: number }> {
   const group = `${build.prefix}.processor`;
   await ensureTopics(admin, [
     { topic: internalTopics(build.prefix).pipelines, numPartitions: 1, compacted: true },
   ]);
-  await putPipeline(kafka, internalTopics(build.prefix).pipelines, definition, group);
+  for (const definition of definitions)
+    await putPipeline(kafka, internalTopics(build.prefix).pipelines, definition, group);
   const bench = startReplica({
     id: `${build.name}-0`,
     prefix: build.prefix,
@@ -107,7 +115,10 @@ async function sluiceRate(
   });
   while ((await consumedBy(bench)) === 0) await sleep(20);
   const started = Date.now();
-  const watched = [`${prefix}.events`, repartitionTopic(definition.id, build.prefix)];
+  const watched = [
+    `${prefix}.events`,
+    ...definitions.map((definition) => repartitionTopic(definition.id, build.prefix)),
+  ];
   let lastReport = 0;
   for (;;) {
     const behind = await notCommitted(admin, group, watched);
@@ -122,10 +133,22 @@ async function sluiceRate(
     await sleep(100);
   }
   const ms = Date.now() - started;
+  const cpuSeconds = cpuSecondsOf(bench.child.pid!);
   await stopProcess(bench.child);
-  const results = await readRecords(kafka, definition.output);
-  return { rate: rate(expected, ms), results };
+  const results: string[][] = [];
+  for (const definition of definitions) results.push(await readRecords(kafka, definition.output));
+  return { rate: rate(expected, ms), results, cpuSeconds };
 }
+
+/** A process's CPU time so far (user + system), from /proc. */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are the 14th and 15th fields, the 12th and 13th after the command.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Linux's USER_HZ. */
+const CLOCK_TICKS = 100;
 
 /** (c) State of STATES groups in one replica, SIGKILLed; a new replica restores it. */
 async function restoreTime(admin: Admin): Promise<void> {
@@ -305,11 +328,11 @@ async function main(): Promise<void> {
   const definition = definitionOf(
     dailyRevenueDefinition({ id: randomUUID(), output: `${prefix}.daily_revenue` }),
   );
-  const sluice = await sluiceRate(admin, definition, total);
+  const sluice = await sluiceRate(admin, [definition], total);
   const baseline = args.baseline
     ? await sluiceRate(
         admin,
-        { ...definition, output: `${prefix}.baseline.daily_revenue` },
+        [{ ...definition, output: `${prefix}.baseline.daily_revenue` }],
         total,
         {
           name: 'baseline',
@@ -337,14 +360,40 @@ async function main(): Promise<void> {
     `ratio sluice / that + JSON.parse:         ${(sluice.rate / parseCeiling).toFixed(2)}`,
   );
   const expected = reference.results.map((r) => canonicalJson([r.key, r.value])).sort();
-  const same = JSON.stringify(expected) === JSON.stringify(sluice.results);
+  const same = JSON.stringify(expected) === JSON.stringify(sluice.results[0]);
   console.log(
-    `results: ${sluice.results.length} published, ${expected.length} in the reference run: ${same ? 'identical' : 'DIFFERENT'}`,
+    `results: ${sluice.results[0]!.length} published, ${expected.length} in the reference run: ${same ? 'identical' : 'DIFFERENT'}`,
   );
   if (!same) process.exitCode = 1;
   if (baseline && JSON.stringify(baseline.results) !== JSON.stringify(sluice.results)) {
     console.log('baseline results: DIFFERENT from this build');
     process.exitCode = 1;
+  }
+  if (PIPELINES > 1) {
+    log(`(b) again: ${PIPELINES} daily-revenue pipelines over the same topic, one replica`);
+    const many = Array.from({ length: PIPELINES }, (_, i) =>
+      definitionOf(
+        dailyRevenueDefinition({ id: randomUUID(), output: `${prefix}.many.daily_revenue_${i}` }),
+      ),
+    );
+    const run = await sluiceRate(admin, many, total, { name: 'many', prefix: `${prefix}-many` });
+    console.log(
+      `${PIPELINES} pipelines over one topic:         ${fmt(run.rate)} events/s of the topic, ${(run.rate / sluice.rate).toFixed(2)} of one pipeline's (target >= 0.50)`,
+    );
+    console.log(
+      `  CPU: one pipeline ${((1e6 * sluice.cpuSeconds) / total).toFixed(2)} s per million events; ${PIPELINES} pipelines ${((1e6 * run.cpuSeconds) / total / PIPELINES).toFixed(2)} s per million events per pipeline`,
+    );
+    many.forEach((definition, i) => {
+      const wanted = runReference(definition, [...orders, ...closing])
+        .results.map((r) => canonicalJson([r.key, r.value]))
+        .sort();
+      if (JSON.stringify(wanted) !== JSON.stringify(run.results[i])) {
+        console.log(`  pipeline ${i}: results DIFFERENT from its reference run`);
+        process.exitCode = 1;
+      }
+    });
+    if (process.exitCode !== 1)
+      console.log(`  every pipeline's results: identical to its reference`);
   }
   if (LATENCY_SECONDS > 0) {
     log('(d) latency at half of the probes’ own rate');

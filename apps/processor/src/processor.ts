@@ -17,6 +17,7 @@ import { GroupConsumer } from './group/group-consumer';
 import { kafkaLogCreator } from './logging/kafka-log';
 import { ProcessorMetrics } from './observability/processor-metrics';
 import { DefinitionApplier } from './pipelines/definition-applier';
+import { HeldPipelines } from './pipelines/held-pipelines';
 import { PipelineSet } from './pipelines/pipeline-set';
 import { DefinitionRegistry } from './registry/definition-registry';
 import { RegistryFollower } from './registry/registry-follower';
@@ -39,6 +40,7 @@ export class Processor {
   private readonly tables: GlobalTables;
   private readonly registry: DefinitionRegistry;
   private readonly definitions: DefinitionApplier;
+  private readonly held: HeldPipelines;
   private readonly consumer: GroupConsumer;
   private readonly tasks: TaskManager;
   private statsProducer: Producer | undefined;
@@ -76,6 +78,12 @@ export class Processor {
           { kind: this.isSourceTopic(topic) ? 'source' : 'repartition' },
           records,
         ),
+      onTaskFailed: () =>
+        void this.held
+          .check()
+          .catch((error: Error) =>
+            this.logger.warn({ err: error }, 'could not check the pipelines’ topics'),
+          ),
     });
     this.consumer = new GroupConsumer(
       this.kafka,
@@ -95,6 +103,7 @@ export class Processor {
       topicPrefix: config.topicPrefix,
       onApplied: () => this.consumer.setTopics(this.wantedTopics()),
     });
+    this.held = new HeldPipelines({ admin: this.admin, pipelines: this.pipelines, logger });
     this.metrics = new ProcessorMetrics({
       pipelines: () => this.pipelines.list(),
       lagByTopic: () => {
@@ -218,6 +227,7 @@ export class Processor {
     this.timers = [];
     // The consumer first: a definition change in progress may be rejoining the group with it.
     this.definitions.stop();
+    this.held.stop();
     await this.consumer.stop();
     await this.definitions.settled().catch(() => undefined);
     await this.tasks.closeAll();
@@ -314,7 +324,7 @@ export class Processor {
       this.topics.stats,
       this.config.processorId,
       this.pipelines.list(),
-      this.definitions.failures(),
+      [...this.definitions.failures(), ...this.held.failures()],
       // The lag of each pipeline in the source partitions this replica owns: a pipeline that
       // backfills or replays shows how far it has still to go.
       (pipeline) =>

@@ -103,4 +103,82 @@ describe('a definition that cannot be applied', () => {
     const all = reference(revenue, [...orders, ...ticks, ...later, ...moreTicks]).results;
     expect(canonical(await cluster.read(revenue.output, all.length))).toEqual(canonical(all));
   });
+
+  it('holds a pipeline whose output topic is deleted under it; the others go on; it catches up once the topic is back', async () => {
+    const doomed: Definition = {
+      id: '00000000-0000-4000-8000-0000000000f4',
+      name: 'paid orders, to a topic about to be deleted',
+      source_event_types: ['order.placed'],
+      operators: [{ type: 'filter', field: 'status', op: 'eq', value: 'paid' }],
+      output: cluster.output('doomed'),
+    };
+    const revenue = dailyRevenueDefinition({
+      id: '00000000-0000-4000-8000-0000000000f5',
+      output: cluster.output('revenue'),
+    }) as Definition;
+    await cluster.putPipeline(doomed);
+    await cluster.putPipeline(revenue);
+    const replica = await cluster.startReplica('r0');
+    const start = Date.UTC(2026, 10, 1);
+    const before = generateOrders({ count: 2000, start, stepMs: DAY / 2000, seed: 5 });
+    await cluster.produce(before);
+    const paidBefore = reference(doomed, before).results;
+    expect(await cluster.read(doomed.output, paidBefore.length)).toHaveLength(paidBefore.length);
+
+    const admin = cluster.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.deleteTopics({ topics: [doomed.output] });
+      const after = generateOrders({
+        count: 2000,
+        start: start + DAY,
+        stepMs: DAY / 2000,
+        seed: 6,
+      });
+      await cluster.produce(after);
+      const ticks = await cluster.tickEveryPartition(start + 4 * DAY);
+      // The other pipeline on the same partitions: every result once, none missing.
+      const expected = reference(revenue, [...before, ...after, ...ticks]).results;
+      expect(canonical(await cluster.read(revenue.output, expected.length))).toEqual(
+        canonical(expected),
+      );
+      await until(async () => (await reportOf(replica.id, doomed.id))?.state === 'failed', {
+        what: 'the pipeline whose topic is gone reported failed',
+      });
+      expect(await reportOf(replica.id, doomed.id)).toMatchObject({
+        error: expect.stringContaining(`${doomed.output}, which no longer exists`),
+      });
+      expect(await reportOf(replica.id, revenue.id)).toMatchObject({ state: 'running' });
+
+      // Made again: it catches up from where its last commit left it, each result once.
+      await until(
+        async () =>
+          admin
+            .createTopics({
+              topics: [{ topic: doomed.output, numPartitions: 3 }],
+              waitForLeaders: true,
+            })
+            .then(() => true)
+            .catch(() => false),
+        { what: 'the topic made again (its deletion completes first)' },
+      );
+      const paidAfter = reference(doomed, after).results;
+      const ids = (records: Array<{ value: unknown }>) =>
+        records.map((r) => (r.value as { id: string }).id);
+      let published: string[] = [];
+      await until(
+        async () => {
+          published = ids(await cluster.read(doomed.output, paidAfter.length, { timeoutMs: 5000 }));
+          return ids(paidAfter).every((id) => published.includes(id));
+        },
+        { what: "the held pipeline's results after the deletion", timeoutMs: 90_000 },
+      );
+      expect(new Set(published).size).toBe(published.length);
+      await until(async () => (await reportOf(replica.id, doomed.id))?.state === 'running', {
+        what: 'the pipeline reported running again',
+      });
+    } finally {
+      await admin.disconnect();
+    }
+  });
 });

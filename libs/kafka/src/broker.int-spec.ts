@@ -104,4 +104,33 @@ describe('the local Kafka broker', () => {
       expect.objectContaining({ partition: 0, offset: '42' }),
     ]);
   });
+  it('keeps a client working after a topic it used is deleted (kafkajs patch deleted-target-topics)', async () => {
+    const doomed = uniqueName('smoke.doomed');
+    const kept = uniqueName('smoke.kept');
+    await ensureTopics(admin, [
+      { topic: doomed, numPartitions: 1 },
+      { topic: kept, numPartitions: 1 },
+    ]);
+    // A client that wrote to the topic and described it has it among its metadata's topics.
+    const client = createKafka({ clientId: 'sluice-deleted-topic', logLevel: logLevel.NOTHING });
+    const producer = client.producer();
+    const describer = client.admin();
+    await producer.connect();
+    await describer.connect();
+    try {
+      await producer.send({ topic: doomed, messages: [{ value: 'before' }] });
+      await describer.fetchTopicOffsets(doomed);
+      await admin.deleteTopics({ topics: [doomed] });
+      // Stock kafkajs failed both from here on with UNKNOWN_TOPIC_OR_PARTITION, whatever the topic.
+      await producer.send({ topic: kept, messages: [{ value: 'after' }] });
+      expect((await describer.fetchTopicOffsets(kept))[0]).toMatchObject({ high: '1' });
+      // A topic that does not exist is still the caller's error.
+      await expect(describer.fetchTopicOffsets(uniqueName('smoke.never'))).rejects.toThrow(
+        'This server does not host this topic-partition',
+      );
+    } finally {
+      await producer.disconnect();
+      await describer.disconnect();
+    }
+  });
 });

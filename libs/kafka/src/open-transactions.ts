@@ -25,11 +25,17 @@ export interface OpenTransaction {
   startOffset: string;
 }
 
-/** Every transaction open on `partitions`, as their leaders answer. */
+/**
+ * Every transaction open on `partitions`, as their leaders answer. A topic deleted since (an
+ * output deleted under its pipeline) holds no transaction any more: it is left out.
+ */
 export async function findOpenTransactions(
   admin: Admin,
-  partitions: readonly TopicPartitions[],
+  given: readonly TopicPartitions[],
 ): Promise<OpenTransaction[]> {
+  if (given.length === 0) return [];
+  const existing = new Set(await retryRetriable(() => admin.listTopics()));
+  const partitions = given.filter((p) => existing.has(p.topic));
   if (partitions.length === 0) return [];
   const topics = [...new Set(partitions.map((p) => p.topic))];
   const answers = await withDenialsNamed({ topic: onTopics('Read', topics) }, () =>

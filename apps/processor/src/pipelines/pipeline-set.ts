@@ -4,7 +4,23 @@ import type { ActivePipeline } from './active-pipeline';
 export class PipelineSet {
   private readonly byId = new Map<string, ActivePipeline>();
   private readonly byRepartition = new Map<string, ActivePipeline>();
+  /** Pipelines held where they are (held-pipelines.ts): their positions do not move. */
+  private readonly held = new Set<string>();
   revision = 0;
+
+  isHeld(id: string): boolean {
+    return this.held.has(id);
+  }
+
+  hold(id: string): void {
+    if (!this.byId.has(id) || this.held.has(id)) return;
+    this.held.add(id);
+    this.revision += 1;
+  }
+
+  release(id: string): void {
+    if (this.held.delete(id)) this.revision += 1;
+  }
 
   get(id: string): ActivePipeline | undefined {
     return this.byId.get(id);
@@ -33,6 +49,7 @@ export class PipelineSet {
     return [...this.byRepartition.keys()].sort();
   }
 
+  /** A new definition of a held pipeline releases it: its topics were made for it. */
   set(pipeline: ActivePipeline): void {
     this.delete(pipeline.id);
     this.byId.set(pipeline.id, pipeline);
@@ -44,6 +61,7 @@ export class PipelineSet {
     const known = this.byId.get(id);
     if (!known) return;
     this.byId.delete(id);
+    this.held.delete(id);
     if (known.topics.repartition) this.byRepartition.delete(known.topics.repartition);
     this.revision += 1;
   }

@@ -10,6 +10,8 @@
 // committed offset, is how far the partition was read (a run going back reads it again). Metadata from before positions (no `r`)
 // means every pipeline met is at the committed offset, as it was then.
 
+const NONE: ReadonlySet<string> = new Set();
+
 /** The broker's default `offset.metadata.max.bytes`. */
 const MAX_METADATA = 4096;
 
@@ -93,11 +95,11 @@ export class SourcePositions {
     for (const run of this.positions.keys()) if (!runs.has(run)) this.positions.delete(run);
   }
 
-  /** The smallest position of the runs known here (`undefined`: none). */
-  smallest(): number | undefined {
+  /** The smallest position of the runs known here, but `held` (`undefined`: none). */
+  smallest(held: ReadonlySet<string> = NONE): number | undefined {
     let smallest: number | undefined;
-    for (const position of this.positions.values())
-      if (smallest === undefined || position < smallest) smallest = position;
+    for (const [run, position] of this.positions)
+      if (!held.has(run) && (smallest === undefined || position < smallest)) smallest = position;
     return smallest;
   }
 
@@ -106,15 +108,16 @@ export class SourcePositions {
    * at most `offset.metadata.max.bytes` (4096 by default): some 350 pipelines on one topic.
    */
   encode(offset: number): string {
-    const ahead: Record<string, number> = {};
-    for (const [run, position] of this.positions) if (position > offset) ahead[run] = position;
+    // Ahead of the offset, or behind it for a held pipeline.
+    const own: Record<string, number> = {};
+    for (const [run, position] of this.positions) if (position !== offset) own[run] = position;
     const metadata = JSON.stringify({
       // null: unknown (Infinity), which must stay unknown for the next owner too.
       ...(this.announced === -Infinity
         ? {}
         : { t: Number.isFinite(this.announced) ? this.announced : null }),
       r: [...this.positions.keys()],
-      ...(Object.keys(ahead).length > 0 ? { p: ahead } : {}),
+      ...(Object.keys(own).length > 0 ? { p: own } : {}),
       ...(this.readTo > offset ? { h: this.readTo } : {}),
     });
     if (metadata.length > MAX_METADATA)

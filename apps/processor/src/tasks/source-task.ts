@@ -34,6 +34,8 @@ interface Runner {
   sourceIds: string[];
   /** The first offset it takes (the records before it are not its own). */
   position: number;
+  /** Held (held-pipelines.ts): it takes nothing, and its position stays. */
+  held: boolean;
   /** The largest event time among the records it took: its markers' time. */
   maxEventTime: number;
   /** Whether a stateful node of it waits for this partition's event time. */
@@ -108,7 +110,8 @@ export class SourceTask extends Task {
   }
 
   protected override repositionTo(): string | undefined {
-    const smallest = this.positions.smallest();
+    const held = new Set(this.runners.filter((r) => r.held).map((r) => r.pipeline.run));
+    const smallest = this.positions.smallest(held);
     return smallest === undefined ? undefined : String(smallest);
   }
 
@@ -116,6 +119,7 @@ export class SourceTask extends Task {
     const offset = Number(next);
     this.positions.read(offset);
     for (const runner of this.runners) {
+      if (runner.held) continue;
       if (runner.position < offset) runner.position = offset;
       this.positions.advance(runner.pipeline.run, runner.position);
     }
@@ -145,7 +149,7 @@ export class SourceTask extends Task {
       this.currentEnvelope = event.envelope;
       for (let i = 0; i < runners.length; i++) {
         const runner = runners[i]!;
-        if (offset < runner.position) continue;
+        if (offset < runner.position || runner.held) continue;
         // Every valid record advances the event time, whatever its type (docs/design.md §4).
         if (event.time > runner.maxEventTime) runner.maxEventTime = event.time;
         const { graph, sourceIds } = runner;
@@ -244,6 +248,7 @@ export class SourceTask extends Task {
         pipeline.run,
         () => pipeline.starts.get(this.upstream) ?? 0,
       ),
+      held: this.source.pipelines.isHeld(pipeline.id),
       // Its event time starts afresh after a restart: only what it reads moves its markers.
       maxEventTime: before?.maxEventTime ?? -Infinity,
       announces: fed.length > 0,

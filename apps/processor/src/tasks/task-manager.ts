@@ -29,6 +29,8 @@ export interface TaskManagerDependencies {
   createTask(topic: string, partition: number, memory: PartitionMemory): Task | undefined;
   /** After each batch handled: for metrics. */
   onBatchDone?(topic: string, records: number): void;
+  /** A task failed for a reason other than a fence: a pipeline of it may have to be held. */
+  onTaskFailed?(error: unknown): void;
 }
 
 /** A fenced task's partition is opened again after this pause (not a growing back-off). */
@@ -239,6 +241,7 @@ export class TaskManager implements GroupHandler {
       return;
     }
     this.deps.consumer.pause(tp);
+    if (kind !== 'task-migrated') this.deps.onTaskFailed?.(error);
     // The assignment that ends the rebalance opens it, if it is still ours.
     if (this.rebalancing) return;
     const attempt = (this.failures.get(key) ?? 0) + 1;

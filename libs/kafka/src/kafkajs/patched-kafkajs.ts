@@ -9,7 +9,9 @@
 //   task can ask the broker whether a pending transaction can still change what it reads;
 // - one bounded retry policy for every transaction-coordinator request;
 // - a send's retry keeps what was delivered per partition, not per broker, and waits for the
-//   attempt's requests to settle (stock kafkajs lost and duplicated records on a leader move).
+//   attempt's requests to settle (stock kafkajs lost and duplicated records on a leader move);
+// - a topic deleted after a client used it is dropped from the client's metadata instead of
+//   failing every later request of the client.
 // This module is the one place that reaches into kafkajs' sources, and it refuses to go on
 // with a kafkajs that lacks the patch.
 import { createRequire } from 'node:module';
@@ -26,6 +28,7 @@ export const REQUIRED_PATCHES = [
   'send-retry-per-partition',
   'describe-producers-write-txn-markers',
   'authorization-errors',
+  'deleted-target-topics',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
