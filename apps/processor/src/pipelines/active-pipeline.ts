@@ -23,6 +23,11 @@ export interface ActivePipeline {
    * delete and re-create of the same id).
    */
   readonly epoch: string;
+  /**
+   * `<reset generation>.<version>` of its definition: it orders definitions, so a repartition
+   * record of a later one than a replica knows waits for it (repartition-records.ts).
+   */
+  readonly generation: string;
   /** Closes each of its values, carrying the epoch (result-value.ts). */
   readonly epochSuffix: string;
   /** Its run (pipelineRun): a source partition that has not seen it starts it at `starts`. */
@@ -96,6 +101,7 @@ export function activePipeline(
     stored,
     plan,
     epoch,
+    generation: `${stored.reset_generation}.${stored.version}`,
     epochSuffix: epochSuffix(epoch),
     run: pipelineRun(stored),
     starts,

@@ -5,6 +5,7 @@ import {
   encodeEvent,
   encodeMarker,
   encodePartial,
+  isLaterGeneration,
 } from './repartition-records';
 
 describe('repartition records', () => {
@@ -18,9 +19,10 @@ describe('repartition records', () => {
         fc.integer({ min: 0, max: 4_102_444_800_000 }),
         fc.json(),
         fc.option(fc.string(), { nil: undefined }),
-        (epoch, group, route, value, time, eventJson, node) => {
+        fc.tuple(fc.nat(), fc.nat()).map(([resets, version]) => `${resets}.${version}`),
+        (epoch, group, route, value, time, eventJson, node, generation) => {
           const encoded = encodeEvent(
-            epoch,
+            { epoch, generation },
             node,
             { group, route, value, time, envelope: undefined as never },
             eventJson,
@@ -28,6 +30,7 @@ describe('repartition records', () => {
           expect(decodeRepartitionRecord(encoded)).toEqual({
             kind: 'event',
             epoch,
+            generation,
             node,
             group,
             route,
@@ -47,24 +50,49 @@ describe('repartition records', () => {
       group: 'gbp',
       acc: { n: 3, p: [12.5] },
     };
-    expect(decodeRepartitionRecord(encodePartial('1.x', 'daily', partial))).toEqual({
+    const stamp = { epoch: '1.x', generation: '1.7' };
+    expect(decodeRepartitionRecord(encodePartial(stamp, 'daily', partial))).toEqual({
       kind: 'partial',
-      epoch: '1.x',
+      ...stamp,
       node: 'daily',
       partial,
     });
     const reduce = { start: null, route: undefined, group: null, acc: { n: 1, v: 4 } };
-    expect(decodeRepartitionRecord(encodePartial('0.y', undefined, reduce))).toEqual({
+    expect(
+      decodeRepartitionRecord(
+        encodePartial({ epoch: '0.y', generation: '0.1' }, undefined, reduce),
+      ),
+    ).toEqual({
       kind: 'partial',
       epoch: '0.y',
+      generation: '0.1',
       node: undefined,
       partial: reduce,
     });
   });
 
   it('round-trip a watermark marker', () => {
-    const marker = { epoch: '0:abc', upstream: 'events/3', time: 1_764_403_200_000 };
-    expect(decodeRepartitionRecord(encodeMarker(marker))).toEqual({ kind: 'marker', ...marker });
+    const stamp = { epoch: '0:abc', generation: '0.3' };
+    expect(decodeRepartitionRecord(encodeMarker(stamp, 'events/3', 1_764_403_200_000))).toEqual({
+      kind: 'marker',
+      ...stamp,
+      upstream: 'events/3',
+      time: 1_764_403_200_000,
+    });
+    // Written before generations: none, and never taken for a later definition.
+    expect(decodeRepartitionRecord('{"m":"events/3","e":"0:abc","t":5}')).toMatchObject({
+      generation: undefined,
+    });
+    expect(isLaterGeneration(undefined, '0.1')).toBe(false);
+  });
+
+  it('orders definitions by reset generation, then version', () => {
+    expect(isLaterGeneration('0.3', '0.2')).toBe(true);
+    expect(isLaterGeneration('0.10', '0.9')).toBe(true);
+    expect(isLaterGeneration('1.1', '0.9')).toBe(true);
+    expect(isLaterGeneration('0.9', '1.1')).toBe(false);
+    expect(isLaterGeneration('0.2', '0.2')).toBe(false);
+    expect(isLaterGeneration('0.1', '0.2')).toBe(false);
   });
 
   it('reject what Sluice did not write instead of throwing', () => {

@@ -101,6 +101,8 @@ export class SourceTask extends Task {
   protected refresh(): void {
     const pipelines = this.source.pipelines;
     if (pipelines.revision === this.revision) return;
+    // What the runners folded so far goes out under the definition they folded it with.
+    for (const runner of this.runners) this.sendPartials(runner);
     // A disabled pipeline keeps its position moving with the task (its graph takes nothing).
     const readers = pipelines.readersOf(this.topic);
     const before = new Map(this.runners.map((r) => [r.pipeline.run, r]));
@@ -159,7 +161,15 @@ export class SourceTask extends Task {
     this.current = undefined;
     this.currentText = undefined;
     this.currentEnvelope = undefined;
-    for (const runner of runners) this.sendPartials(runner);
+  }
+
+  /**
+   * The transaction's folded partials, then each pipeline's watermark marker, so a stateful
+   * partition has them before the marker that may close their windows. Folding over the whole
+   * transaction rather than one batch, and one marker per transaction, send far fewer records.
+   */
+  protected override beforeCommit(): void {
+    for (const runner of this.runners) this.sendPartials(runner);
     this.announceEventTime();
   }
 
@@ -177,19 +187,17 @@ export class SourceTask extends Task {
   }
 
   private sendPartials(runner: Runner): void {
-    const { repartition } = runner.pipeline.topics;
-    const epoch = runner.pipeline.epoch;
+    const { pipeline } = runner;
     for (const { placed, combiner } of runner.combiners) {
       for (const partial of combiner.drain()) {
-        this.send(repartition!, {
+        this.send(pipeline.topics.repartition!, {
           key: groupStateKey(partial.route, partial.group),
-          value: encodePartial(epoch, placed.tag, partial),
+          value: encodePartial(pipeline, placed.tag, partial),
         });
       }
     }
   }
 
-  /** After the batch's records, so a stateful partition sees them before the marker. */
   private announceEventTime(): void {
     for (const runner of this.runners) {
       const time = runner.maxEventTime;
@@ -197,7 +205,7 @@ export class SourceTask extends Task {
       const { repartition, repartitionPartitions } = runner.pipeline.topics;
       runner.announced = time;
       if (time > this.positions.announced) this.positions.announced = time;
-      const value = encodeMarker({ epoch: runner.pipeline.epoch, upstream: this.upstream, time });
+      const value = encodeMarker(runner.pipeline, this.upstream, time);
       for (let partition = 0; partition < repartitionPartitions; partition++)
         this.send(repartition!, { partition, key: this.upstream, value });
     }
@@ -270,7 +278,7 @@ export class SourceTask extends Task {
       input.envelope === this.currentEnvelope ? this.currentText! : JSON.stringify(input.envelope);
     this.send(pipeline.topics.repartition!, {
       key: groupStateKey(input.route, input.group),
-      value: encodeEvent(pipeline.epoch, placed.tag, input, eventJson),
+      value: encodeEvent(pipeline, placed.tag, input, eventJson),
     });
   }
 

@@ -9,7 +9,7 @@ import type { LateRecord, StageInput, StateEntry, StatefulStage } from '@sluice/
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
 import { resultValue } from '../pipelines/result-value';
-import { decodeRepartitionRecord } from '../repartition/repartition-records';
+import { decodeRepartitionRecord, isLaterGeneration } from '../repartition/repartition-records';
 import { StateManager } from '../state/state-manager';
 import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
 import { Task } from './task';
@@ -26,6 +26,12 @@ interface NodeState {
   watermarks: UpstreamWatermarks;
   /** The event time last given to the stage. */
   watermarkInput: number;
+}
+
+/** A record of a later definition than this replica knows: retried once it has caught up. */
+export class DefinitionBehindError extends Error {
+  override readonly name = 'DefinitionBehindError';
+  readonly retriable = true;
 }
 
 /** Stands in for the event until it turns out to be late (then it is parsed). */
@@ -126,8 +132,16 @@ export class StatefulTask extends Task {
       if (message.value === null) continue;
       // toString() without an argument is Node's fast UTF-8 path.
       const record = decodeRepartitionRecord(message.value.toString());
-      // Not ours, or of another epoch (written before a reset or update): dropped.
-      if (record === undefined || record.epoch !== epoch) continue;
+      if (record === undefined) continue; // not ours
+      if (record.epoch !== epoch) {
+        // Of a later definition than this replica knows (a reset, an update, a replay that has
+        // not reached it yet): dropping it would lose it for that epoch, so the task waits.
+        if (isLaterGeneration(record.generation, this.pipeline.generation))
+          throw new DefinitionBehindError(
+            `a record of definition ${record.generation} of pipeline ${this.pipeline.id}, which has not reached this replica yet (it has ${this.pipeline.generation})`,
+          );
+        continue; // written before a reset, an update or a replay: not this epoch's
+      }
       if (record.kind === 'marker') {
         this.onMarker(record.upstream, record.time);
         continue;

@@ -185,6 +185,14 @@ export abstract class Task {
   /** The batch up to `next` is handled (the position moved there). */
   protected afterBatch(_next: string): void {}
 
+  /**
+   * Last records of the transaction about to commit (`send` them here): what stands for all of
+   * its batches at once, such as a source's folded partials and watermark markers — a reader
+   * sees the transaction whole or not at all, so one per transaction says as much as one per
+   * batch.
+   */
+  protected beforeCommit(): void {}
+
   /** The next offset to process (`undefined` before the task first ran). */
   protected get nextOffset(): string | undefined {
     return this.position;
@@ -359,6 +367,8 @@ export abstract class Task {
 
   /** Queues the commit of everything handled so far, with the offset and metadata of now. */
   private commit(): void {
+    this.beforeCommit();
+    this.flush();
     const offset = this.position;
     const metadata = offset === undefined ? undefined : this.commitMetadata(offset);
     this.dirty = false;
