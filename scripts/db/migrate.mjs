@@ -5,46 +5,12 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import pg from 'pg';
-
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/sluice';
 
-function describe(url) {
-  const parsed = new URL(url);
-  return `${parsed.protocol}//${parsed.username ? `${parsed.username}@` : ''}${parsed.host}${parsed.pathname}`;
-}
-
-async function ensureDatabase(url) {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
-  if (!name) throw new Error(`DATABASE_URL names no database: ${describe(url)}`);
-  const maintenance = new URL(url);
-  maintenance.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: maintenance.toString() });
-  try {
-    await client.connect();
-  } catch (error) {
-    throw new Error(
-      `cannot reach PostgreSQL at ${describe(maintenance.toString())}: ${error.message}`,
-    );
-  }
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (rowCount === 0) {
-      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-      console.log(`[db:migrate] created database ${name}`);
-    } else {
-      console.log(`[db:migrate] database ${name} exists`);
-    }
-  } finally {
-    await client.end();
-  }
-}
-
 try {
-  await ensureDatabase(databaseUrl);
-  // The migrations are the admin's TypeORM migrations, run from its build.
+  // Both steps are the admin's, run from its build: the same TLS settings (sslmode,
+  // DATABASE_CA_FILE) as the admin's own connection.
   const migrator = join(root, 'apps/admin/dist/migrate.js');
   if (!existsSync(migrator)) {
     console.log('[db:migrate] building the admin to run its migrations');
@@ -54,7 +20,8 @@ try {
       env: { ...process.env, NX_DAEMON: 'false' },
     });
   }
-  const { runMigrations } = await import(migrator);
+  const { createDatabaseIfMissing, runMigrations } = await import(migrator);
+  await createDatabaseIfMissing(databaseUrl);
   await runMigrations(databaseUrl);
 } catch (error) {
   console.error(`[db:migrate] ${error.message}`);

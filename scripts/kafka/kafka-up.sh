@@ -131,7 +131,9 @@ java -Xmx128m -Dlog4j2.level=OFF -Dlog4j2.statusLoggerLevel=OFF -cp "$libs/*" "$
 }
 if [[ -n "$secure" ]]; then
   secure_acls
-  say "secured: SASL_SSL on 127.0.0.1:$secure_port, mTLS on 127.0.0.1:$mtls_port; a client's settings are in $secure_dir/secure.env"
+  # Beside bootstrap, where a client looks first; the certificates and passwords stay in secure/.
+  cp "$secure_dir/secure.env" "$home/secure.env"
+  say "secured: SASL_SSL on 127.0.0.1:$secure_port, mTLS on 127.0.0.1:$mtls_port; a client's settings are in $home/secure.env"
 fi
 pids=""
 for n in $(seq 1 "$nodes"); do pids="${pids:+$pids, }$(node_pid "$n" || echo '?')"; done

@@ -12,6 +12,7 @@ import {
   kafkaSecurityWiring,
   OVERLAYS,
   renderOverlay,
+  secretTemplate,
 } from '@sluice/config/deployment';
 
 import { AdminEnvironment } from './config/admin-config';
@@ -98,6 +99,32 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
     }
   });
 
+  it.each([
+    ['Deployment', 'sluice-admin'],
+    ['Job', 'sluice-migrate'],
+  ] as const)(
+    "%s %s reads PostgreSQL's CA from the optional Secrets of secret.template.yaml",
+    (kind, name) => {
+      const workload = manifests.find((m) => m.kind === kind && m.metadata.name === name)!;
+      const pod = (workload.spec as { template: { spec: AdminPodSpec } }).template.spec;
+      const variable = pod.containers[0]!.env.find((e) => e.name === 'DATABASE_CA_FILE')!;
+      expect(variable.valueFrom).toEqual({
+        secretKeyRef: { name: 'sluice-secrets', key: 'DATABASE_CA_FILE', optional: true },
+      });
+      const template = secretTemplate('secret.template.yaml');
+      const path = template['sluice-secrets']!['DATABASE_CA_FILE']!;
+      const files = kafkaSecurityWiring(manifests, name, kind).secretMounts.find(
+        (mount) => mount.secret === 'sluice-postgres-files',
+      )!;
+      expect(files).toMatchObject({ optional: true, readOnly: true });
+      expect(path.startsWith(`${files.mountPath}/`)).toBe(true);
+      expect(Object.keys(template['sluice-postgres-files']!)).toEqual([
+        path.slice(files.mountPath.length + 1),
+      ]);
+      expect(known).toContain('DATABASE_CA_FILE');
+    },
+  );
+
   it('probes the real health routes on the port the admin listens on', () => {
     expect(routes).toEqual(['/health/live', '/health/ready']);
     expect(admin.probes.liveness).toEqual({ path: '/health/live', port: 3900 });
@@ -109,7 +136,7 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
     const migrate = containerOf(manifests, 'Job', 'sluice-migrate');
     expect(migrate.image.split(':')[0]).toBe(admin.image.split(':')[0]);
     expect(migrate.command).toEqual(['node', 'apps/admin/dist/migrate-main.js']);
-    expect(migrate.environment).toEqual(['DATABASE_URL']);
+    expect([...migrate.environment].sort()).toEqual(['DATABASE_CA_FILE', 'DATABASE_URL']);
     expect(
       new Set(manifests.filter((m) => m.kind !== 'Namespace').map((m) => m.metadata.namespace)),
     ).toEqual(new Set(['sluice']));

@@ -5,11 +5,10 @@ import { readFileSync } from 'node:fs';
 
 import pg from 'pg';
 
-import { freePort } from '@sluice/testing';
+import { freePort, TlsPostgres } from '@sluice/testing';
 
 import { runMigrations } from '../src/migrate';
 import { client, dailyRevenue, startAdmin, topicPrefix } from './support/admin-harness';
-import { TlsPostgres } from './support/tls-postgres';
 
 describe('PostgreSQL over TLS', () => {
   let server: TlsPostgres;

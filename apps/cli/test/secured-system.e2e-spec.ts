@@ -2,9 +2,11 @@
 // the admin, the processor and the CLI run the daily revenue example (apply, produce, tail,
 // stats) and it comes out as expected —
 // - over SASL_SSL with SCRAM-SHA-512, each app as a user that holds exactly the ACLs the README
-//   lists for it (libs/kafka access/acl-grants.ts renders both), and nothing more; a processor
-//   and a tail whose user lacks one grant say which one; a replica and an admin given a wrong
-//   password stop within 10 s, saying so, instead of retrying;
+//   lists for it (libs/kafka access/acl-grants.ts renders both), and nothing more, the admin's
+//   database on a PostgreSQL that takes TLS only (sslmode=verify-full, DATABASE_CA_FILE); a
+//   processor and a tail whose user lacks one grant say which one; a replica, an admin and the
+//   CLI given a wrong password, or a CA that did not sign the broker's certificate, stop within
+//   10 s, saying so, instead of retrying; settings that cannot work are all listed at boot;
 // - over mTLS, each app known by its client certificate alone.
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +22,7 @@ import {
 } from '@sluice/kafka';
 import type { AclGrant, InstallationNames } from '@sluice/kafka';
 import { OwnBroker, uniqueName } from '@sluice/kafka/testing';
-import { until, withoutEpoch } from '@sluice/testing';
+import { freePort, TlsPostgres, until, withoutEpoch } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -42,9 +44,20 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const WRONG_PASSWORD = { KAFKA_SASL_PASSWORD_FILE: '', KAFKA_SASL_PASSWORD: 'not-the-password' };
 
 const broker = new OwnBroker(19_660, { env: { SLUICE_KAFKA_SECURE: '1' } });
+let postgres: TlsPostgres;
 
-beforeAll(() => broker.up(), 120_000);
-afterAll(() => broker.destroy());
+beforeAll(async () => {
+  postgres = new TlsPostgres(await freePort());
+  postgres.start();
+  await broker.up();
+}, 120_000);
+afterAll(async () => {
+  await broker.destroy();
+  postgres?.stop();
+});
+
+/** The PostgreSQL of this file, which refuses connections without TLS. */
+const tlsPostgres = () => ({ url: postgres.url(), caFile: postgres.caFile });
 
 /** The example's files, its output renamed and the pipeline bound to `system`'s group. */
 function example(system: SluiceSystem, output: string): string {
@@ -131,6 +144,7 @@ describe('over SASL_SSL, each app as a least-privilege user', () => {
         processor: broker.secureEnv('processor'),
         cli: broker.secureEnv('cli'),
       },
+      tlsPostgres: tlsPostgres(),
     });
     const security = kafkaSecurityFromEnv(broker.secureEnv());
     if (!('security' in security)) throw new Error(security.problems.join('; '));
@@ -257,6 +271,61 @@ describe('over SASL_SSL, each app as a least-privilege user', () => {
     );
     expect(admin.output()).not.toContain('not-the-password');
   });
+
+  it('stops the CLI given a wrong password within 10 s, non-zero, with a line naming the authentication', async () => {
+    const events = join(work, 'events.jsonl');
+    const started = Date.now();
+    const run = await system.cli(
+      ['produce', '-f', events, '-t', system.sourceTopics[1]!],
+      WRONG_PASSWORD,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/authentication failed/i);
+    expect(run.stderr).not.toContain('not-the-password');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("stops each app that trusts a CA other than the broker certificate's within 10 s, naming the certificate", async () => {
+    const untrusted = { KAFKA_SSL_CA_FILE: postgres.otherCaFile };
+    const certificateLine = /certificate/i;
+
+    let started = Date.now();
+    const replica = await system.startProcessor('untrusted-ca', untrusted);
+    expect(await replica.exited).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(replica.output()).toMatch(certificateLine);
+
+    const database = system.newDatabase();
+    started = Date.now();
+    const admin = system.startAdmin({ ...untrusted, DATABASE_URL: database });
+    expect(await admin.exited).toBe(77);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(admin.output()).toMatch(certificateLine);
+
+    started = Date.now();
+    const run = await system.cli(['tail', system.sourceTopics[1]!, '--idle-exit', '30'], untrusted);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(certificateLine);
+  });
+
+  it('lists every problem of settings that cannot work, in each app, before it connects', async () => {
+    const unusable = {
+      KAFKA_SASL_MECHANISM: 'kerberos',
+      KAFKA_SSL_CA_FILE: join(postgres.directory, 'no-such-ca.pem'),
+    };
+    const named = [/KAFKA_SASL_MECHANISM/, /KAFKA_SSL_CA_FILE .*no-such-ca\.pem/];
+    const replica = await system.startProcessor('unusable', unusable);
+    expect(await replica.exited).not.toBe(0);
+    const database = system.newDatabase();
+    const admin = system.startAdmin({ ...unusable, DATABASE_URL: database });
+    expect(await admin.exited).not.toBe(0);
+    const run = await system.cli(['tail', system.sourceTopics[1]!, '--idle-exit', '30'], unusable);
+    expect(run.code).not.toBe(0);
+    for (const output of [replica.output(), admin.output(), run.stderr])
+      for (const problem of named) expect(output).toMatch(problem);
+  });
 });
 
 describe('over mTLS, each app known by its client certificate', () => {
@@ -278,7 +347,10 @@ describe('over mTLS, each app known by its client certificate', () => {
       KAFKA_SASL_USERNAME: '',
       KAFKA_SASL_PASSWORD_FILE: '',
     };
-    system = new SluiceSystem({ env: { admin: mtls, processor: mtls, cli: mtls } });
+    system = new SluiceSystem({
+      env: { admin: mtls, processor: mtls, cli: mtls },
+      tlsPostgres: tlsPostgres(),
+    });
     work = example(system, output);
     await system.start();
   }, 180_000);

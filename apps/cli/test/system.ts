@@ -4,6 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { uniqueName } from '@sluice/kafka/testing';
@@ -31,6 +32,11 @@ type App = 'admin' | 'processor' | 'cli';
 export interface SystemOptions {
   /** Each app's own variables over the common ones (a secured cluster's user per app, say). */
   env?: Partial<Record<App, Record<string, string>>>;
+  /**
+   * A PostgreSQL that takes TLS only (`url` without parameters, of its `postgres` database):
+   * the admin's database is made there and reached with sslmode=verify-full and `caFile`.
+   */
+  tlsPostgres?: { url: string; caFile: string };
 }
 
 export class SluiceSystem {
@@ -62,15 +68,21 @@ export class SluiceSystem {
   /** A database of its own, made and migrated as `npm run db:migrate` does; dropped by stop. */
   newDatabase(): string {
     const name = `sluice_cli_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-    const url = new URL(SERVER_URL);
+    const url = new URL(this.options.tlsPostgres?.url ?? SERVER_URL);
     url.pathname = `/${name}`;
+    if (this.options.tlsPostgres) url.searchParams.set('sslmode', 'verify-full');
     const migrate = spawnSync(process.execPath, [join(ROOT, 'scripts/db/migrate.mjs')], {
-      env: { ...process.env, DATABASE_URL: url.toString() },
+      env: { ...process.env, DATABASE_URL: url.toString(), ...this.databaseCa() },
       encoding: 'utf8',
     });
     if (migrate.status !== 0) throw new Error(`db:migrate failed: ${migrate.stderr}`);
     this.databases.push(name);
     return url.toString();
+  }
+
+  private databaseCa(): Record<string, string> {
+    const tls = this.options.tlsPostgres;
+    return tls ? { DATABASE_CA_FILE: tls.caFile } : {};
   }
 
   /** An admin of this system (on its database); `env` over its usual variables. */
@@ -79,6 +91,7 @@ export class SluiceSystem {
       SLUICE_TOPIC_PREFIX: this.prefix,
       LOG_LEVEL: 'warn',
       DATABASE_URL: this.databaseUrl,
+      ...this.databaseCa(),
       SLUICE_ADMIN_TOKEN: this.token,
       ADMIN_PORT: '0',
       ...this.options.env?.admin,
@@ -168,9 +181,13 @@ export class SluiceSystem {
       }),
     );
     if (this.databases.length === 0) return;
-    const maintenance = new URL(SERVER_URL);
+    const tls = this.options.tlsPostgres;
+    const maintenance = new URL(tls?.url ?? SERVER_URL);
     maintenance.pathname = '/postgres';
-    const client = new pg.Client({ connectionString: maintenance.toString() });
+    const client = new pg.Client({
+      connectionString: maintenance.toString(),
+      ssl: tls ? { ca: readFileSync(tls.caFile, 'utf8') } : false,
+    });
     await client.connect();
     for (const name of this.databases)
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -172,7 +172,12 @@ interface PodSpec {
 
 /** The Secrets of k8s/base/kafka-secret.template.yaml, by name: their stringData. */
 export function kafkaSecretTemplate(): Record<string, Record<string, string>> {
-  const text = readFileSync(join(REPOSITORY_ROOT, 'k8s/base/kafka-secret.template.yaml'), 'utf8');
+  return secretTemplate('kafka-secret.template.yaml');
+}
+
+/** The Secrets of a template in k8s/base (`secret.template.yaml`, say), by name: their stringData. */
+export function secretTemplate(file: string): Record<string, Record<string, string>> {
+  const text = readFileSync(join(REPOSITORY_ROOT, 'k8s/base', file), 'utf8');
   return Object.fromEntries(
     parseAllDocuments(text)
       .map(

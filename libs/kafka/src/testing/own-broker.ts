@@ -52,7 +52,7 @@ export class OwnBroker {
   secureEnv(user = 'sluice'): Record<string, string> {
     const secure = join(this.home, 'secure');
     const env = Object.fromEntries(
-      readFileSync(join(secure, 'secure.env'), 'utf8')
+      readFileSync(join(this.home, 'secure.env'), 'utf8')
         .trim()
         .split('\n')
         .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),

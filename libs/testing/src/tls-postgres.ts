@@ -1,4 +1,4 @@
-// A PostgreSQL server of the test's own that takes TLS connections only (pg_hba: hostssl
+// A PostgreSQL server of a test's own that takes TLS connections only (pg_hba: hostssl
 // trust, hostnossl reject), with a CA and a server certificate for localhost and 127.0.0.1 made
 // by openssl. Run as the `postgres` user when the tests run as root (initdb refuses root).
 import { execFileSync } from 'node:child_process';
