@@ -97,6 +97,10 @@ describe.each(OVERLAYS)('k8s/overlays/%s, as kubectl renders it', (overlay) => {
     expect(env.find((e) => e.name === 'PROCESSOR_ID')?.valueFrom).toEqual({
       fieldRef: { fieldPath: 'metadata.name' },
     });
+    // The admin's METRICS_TOKEN guards the replicas' /metrics too, when the Secret has one.
+    expect(env.find((e) => e.name === 'METRICS_TOKEN')?.valueFrom).toEqual({
+      secretKeyRef: { name: 'sluice-secrets', key: 'METRICS_TOKEN', optional: true },
+    });
     expect(processor.ports['metrics']).toBe(9464);
     expect(processor.probes.liveness).toEqual({ path: HEALTH_ROUTES.live, port: 9464 });
     expect(processor.probes.readiness).toEqual({ path: HEALTH_ROUTES.ready, port: 9464 });

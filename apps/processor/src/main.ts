@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     config.metricsPort,
     processor.metrics.registry,
     () => processor.health(),
+    config.metricsToken,
   );
   logger.info({ port: config.metricsPort }, 'metrics and health listening');
 

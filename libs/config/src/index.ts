@@ -7,3 +7,4 @@ export {
   trimmed,
 } from './environment';
 export { environmentVariableNames } from './variables';
+export { bearerMatches, bearerToken, tokenDigest } from './bearer-token';

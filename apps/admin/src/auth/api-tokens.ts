@@ -2,8 +2,9 @@
 // only, so the tokens file holds no secret; a presented token is digested once and compared
 // with every known digest in constant time, so neither which token matched nor how much of one
 // did shows in the response time.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
+import { tokenDigest } from '@sluice/config';
 import { parse } from 'yaml';
 
 /** Each role may do what the ones before it may, and more. */
@@ -21,9 +22,7 @@ export interface ApiToken {
 /** What SLUICE_ADMIN_TOKEN is called in the version history. */
 export const ADMIN_TOKEN_NAME = 'admin';
 
-export function digestOf(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
-}
+export const digestOf = tokenDigest;
 
 export function allows(role: Role, required: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(required);

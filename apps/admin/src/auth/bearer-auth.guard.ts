@@ -3,6 +3,8 @@ import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 
+import { bearerToken } from '@sluice/config';
+
 import { DomainError } from '../errors/domain-error';
 import { allows } from './api-tokens';
 import type { ApiToken, Role } from './api-tokens';
@@ -38,14 +40,14 @@ export class BearerAuthGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (match === null) {
+    const presented = bearerToken(header);
+    if (presented === undefined) {
       throw new DomainError(
         'unauthorized',
         'missing bearer token: send Authorization: Bearer <token>',
       );
     }
-    const token = this.tokens.find(match[1]!);
+    const token = this.tokens.find(presented);
     if (token === undefined) throw new DomainError('unauthorized', 'invalid bearer token');
     const required =
       this.reflector.getAllAndOverride(RequiresRole, [context.getHandler(), context.getClass()]) ??

@@ -11,6 +11,7 @@ describe('loadProcessorConfig', () => {
       consumerGroup: 'sluice-processor',
       processorId: hostname(),
       metricsPort: 9464,
+      metricsToken: undefined,
       logLevel: 'info',
       logFormat: 'json',
       topicPrefix: 'sluice',

@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
 import {
   ConfigurationError,
@@ -38,6 +38,13 @@ export class ProcessorEnvironment extends ServiceEnvironment {
   @Min(0)
   @Max(65535)
   METRICS_PORT: number = 9464;
+
+  /** When set, GET /metrics requires `Authorization: Bearer $METRICS_TOKEN` (the admin's too). */
+  @IsOptional()
+  @Transform(trimmed)
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
 
   /** How long a transaction collects batches before it commits (docs/design.md §5: about 100 ms). */
   @IsOptional()
@@ -75,6 +82,8 @@ export interface ProcessorConfig {
   consumerGroup: string;
   processorId: string;
   metricsPort: number;
+  /** Required of /metrics' readers when set (never logged). */
+  metricsToken: string | undefined;
   logLevel: string;
   logFormat: 'json' | 'pretty';
   topicPrefix: string;
@@ -104,6 +113,7 @@ export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): Proce
     consumerGroup: parsed.CONSUMER_GROUP,
     processorId: parsed.PROCESSOR_ID,
     metricsPort: parsed.METRICS_PORT,
+    metricsToken: parsed.METRICS_TOKEN,
     logLevel: parsed.LOG_LEVEL,
     logFormat: parsed.LOG_FORMAT as 'json' | 'pretty',
     topicPrefix: parsed.SLUICE_TOPIC_PREFIX,

@@ -3,6 +3,8 @@ import type { Server } from 'node:http';
 
 import type { Registry } from 'prom-client';
 
+import { bearerMatches, tokenDigest } from '@sluice/config';
+
 /** The probe routes deployments point at (k8s/, docker/); `/health/ready` answers like `/health`. */
 export const HEALTH_ROUTES = { live: '/health/live', ready: '/health' } as const;
 
@@ -11,15 +13,33 @@ export interface HealthReport {
   [detail: string]: unknown;
 }
 
-/** `/metrics` for Prometheus, `/health` (200 when processing, 503 otherwise) for probes. */
+/**
+ * `/metrics` for Prometheus (with `metricsToken`, only for `Authorization: Bearer <it>`; the
+ * probes stay open), `/health` (200 when processing, 503 otherwise) for probes.
+ */
 export function startObservabilityServer(
   port: number,
   registry: Registry,
   health: () => HealthReport,
+  metricsToken?: string,
 ): Promise<Server> {
+  const expected = metricsToken === undefined ? undefined : tokenDigest(metricsToken);
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (request.method === 'GET' && path === '/metrics') {
+      if (expected !== undefined && !bearerMatches(request.headers.authorization, expected)) {
+        response.writeHead(401, {
+          'content-type': 'application/json',
+          'www-authenticate': 'Bearer',
+        });
+        response.end(
+          JSON.stringify({
+            error: 'unauthorized',
+            message: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>',
+          }),
+        );
+        return;
+      }
       registry.metrics().then(
         (body) => {
           response.writeHead(200, { 'content-type': registry.contentType });
