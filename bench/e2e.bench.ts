@@ -29,6 +29,7 @@ import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
 import {
+  histogramQuantile,
   paceEvents,
   probePipelines,
   statelessLatencies,
@@ -278,6 +279,7 @@ async function latency(admin: Admin): Promise<void> {
   const sent = await paceEvents(kafka, source, perSecond, LATENCY_SECONDS);
   await sleep(3000);
   await Promise.all(watchers.map((w) => w.stop()));
+  const metrics = await (await fetch(`http://127.0.0.1:${probe.metricsPort}/metrics`)).text();
   await stopProcess(probe.child);
   const show = (label: string, samples: number[]) => {
     const s = summary(samples);
@@ -296,6 +298,18 @@ async function latency(admin: Admin): Promise<void> {
   );
   console.log(
     `  stateless p99 target: <= commit interval (100 ms) + 150 ms: ${statelessSummary.p99 <= 250 ? 'met' : 'NOT met'}`,
+  );
+  // The coordinator's part of it: how long a commit (offsets + EndTxn) took, by bucket bound.
+  const commit = (q: number) =>
+    histogramQuantile(metrics, 'sluice_processor_transaction_commit_seconds', q);
+  const ms = (seconds: number | undefined) =>
+    seconds === undefined ? 'n/a' : seconds === Infinity ? '> 2.5 s' : `<= ${seconds * 1000} ms`;
+  console.log(`  commits of the probe replica: p50 ${ms(commit(0.5))}, p99 ${ms(commit(0.99))}`);
+  // And the replica's own share: how late its event loop ran timers (since it started).
+  const gauge = (name: string) =>
+    Number(new RegExp(`^sluice_processor_${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
+  console.log(
+    `  its event loop's delay: p99 ${Math.round(1000 * gauge('nodejs_eventloop_lag_p99_seconds'))} ms, max ${Math.round(1000 * gauge('nodejs_eventloop_lag_max_seconds'))} ms`,
   );
 }
 

@@ -160,3 +160,21 @@ export function probePipelines(prefix: string, ids: [string, string]): unknown[]
     },
   ] satisfies Array<Partial<PipelineDefinition>>;
 }
+
+/**
+ * A Prometheus histogram's quantile `q` from its cumulative buckets (the upper bound of the
+ * bucket it falls in, as `histogram_quantile` would at most say), or undefined without samples.
+ */
+export function histogramQuantile(metrics: string, name: string, q: number): number | undefined {
+  const buckets: Array<{ le: number; count: number }> = [];
+  for (const match of metrics.matchAll(
+    new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'),
+  ))
+    buckets.push({
+      le: match[1] === '+Inf' ? Infinity : Number(match[1]),
+      count: Number(match[2]),
+    });
+  const total = buckets.at(-1)?.count ?? 0;
+  if (total === 0) return undefined;
+  return buckets.find((bucket) => bucket.count >= q * total)?.le;
+}
