@@ -25,8 +25,9 @@ import { publishStats } from './stats/stats-reporter';
 import { RECONNECT_BACKOFF, untilSucceeds } from './support/backoff';
 import { GlobalTables } from './tables/global-tables';
 import { SourceTask } from './tasks/source-task';
-import { StatefulTask } from './tasks/stateful-task';
-import type { PartitionMemory, Task, TaskContext } from './tasks/task';
+import type { PartitionMemory } from './tasks/committed-offset';
+import type { Task } from './tasks/task';
+import { taskFactory } from './tasks/task-factory';
 import { TaskManager } from './tasks/task-manager';
 
 type State = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -47,6 +48,11 @@ export class Processor {
   private follower: RegistryFollower | undefined;
   private timers: NodeJS.Timeout[] = [];
   private state: State = 'created';
+  private readonly newTask: (
+    topic: string,
+    partition: number,
+    memory: PartitionMemory,
+  ) => Task | undefined;
 
   constructor(
     private readonly config: ProcessorConfig,
@@ -72,7 +78,7 @@ export class Processor {
         resume: (tp) => this.consumer.resume(tp),
         seek: (tp, offset) => this.consumer.seek(tp, offset),
       },
-      createTask: (topic, partition, memory) => this.createTask(topic, partition, memory),
+      createTask: (topic, partition, memory) => this.newTask(topic, partition, memory),
       onBatchDone: (topic, records) =>
         this.metrics.recordsConsumed.inc(
           { kind: this.isSourceTopic(topic) ? 'source' : 'repartition' },
@@ -113,6 +119,21 @@ export class Processor {
         return lag;
       },
       assignedPartitions: () => this.tasks.size,
+    });
+    this.newTask = taskFactory({
+      context: {
+        kafka: this.kafka,
+        admin: this.admin,
+        consumerGroup: config.consumerGroup,
+        topicPrefix: config.topicPrefix,
+        logger,
+        metrics: this.metrics,
+        commitIntervalMs: config.commitIntervalMs,
+      },
+      pipelines: this.pipelines,
+      dlqTopic: this.topics.dlq,
+      lookups: this.tables,
+      isSourceTopic: (topic) => this.isSourceTopic(topic),
     });
   }
 
@@ -280,40 +301,6 @@ export class Processor {
 
   private wantedTopics(): string[] {
     return [...this.sourceTopics(), ...this.pipelines.repartitionTopics()];
-  }
-
-  private createTask(topic: string, partition: number, memory: PartitionMemory): Task | undefined {
-    const context: TaskContext = {
-      kafka: this.kafka,
-      admin: this.admin,
-      consumerGroup: this.config.consumerGroup,
-      topicPrefix: this.config.topicPrefix,
-      logger: this.logger,
-      metrics: this.metrics,
-      commitIntervalMs: this.config.commitIntervalMs,
-    };
-    if (this.isSourceTopic(topic)) {
-      return new SourceTask(
-        topic,
-        partition,
-        {
-          ...context,
-          pipelines: this.pipelines,
-          dlqTopic: this.topics.dlq,
-          lookups: this.tables,
-        },
-        memory,
-      );
-    }
-    const pipeline = this.pipelines.forRepartitionTopic(topic);
-    if (!pipeline) return undefined;
-    return new StatefulTask(
-      topic,
-      partition,
-      { ...context, pipelines: this.pipelines },
-      memory,
-      pipeline.id,
-    );
   }
 
   private async reportStats(): Promise<void> {

@@ -18,7 +18,8 @@ import { encodeEvent, encodeMarker, encodePartial } from '../repartition/reparti
 import { decodeRecord } from '../source/decode-record';
 import { SourcePositions } from '../source/source-positions';
 import { Task } from './task';
-import type { InputMessage, PartitionMemory, TaskContext } from './task';
+import type { PartitionMemory } from './committed-offset';
+import type { InputMessage, TaskContext } from './task';
 
 export interface SourceTaskContext extends TaskContext {
   pipelines: PipelineSet;

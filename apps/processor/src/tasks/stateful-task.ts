@@ -13,7 +13,8 @@ import { decodeRepartitionRecord, isLaterGeneration } from '../repartition/repar
 import { StateManager } from '../state/state-manager';
 import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
 import { Task } from './task';
-import type { InputMessage, PartitionMemory, TaskContext } from './task';
+import type { PartitionMemory } from './committed-offset';
+import type { InputMessage, TaskContext } from './task';
 
 export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;

@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 
 import type { GroupHandler, TopicPartition } from '../group/group-consumer';
 import { backoffDelay, FAILURE_BACKOFF } from '../support/backoff';
-import type { PartitionMemory, Task } from './task';
+import type { PartitionMemory } from './committed-offset';
+import type { Task } from './task';
 import { classifyTaskError, TaskMigratedError } from './task-errors';
 import { TransactionJournal } from './transaction-journal';
 

@@ -8,24 +8,18 @@
 // 4. the consumer reads on from the committed offset.
 // A task kept through a rebalance with nothing uncommitted, whose last acknowledged commit is
 // what the group holds, skips 1 and 3.
-import type { Admin, Kafka, Message, TopicMessages } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import {
-  fetchStableOffset,
-  fetchTopicOffsets,
-  isUnstableOffsetCommit,
-  retryBroker,
-} from '@sluice/kafka';
-import type { CommittedOffset } from '@sluice/kafka';
-
 import type { ProcessorMetrics } from '../observability/processor-metrics';
+import { CommittedOffsetReader } from './committed-offset';
+import type { PartitionMemory, WrittenPartitions } from './committed-offset';
+import { endOpenTransactions } from './open-transactions';
 import { RecordCollector } from './record-collector';
 import { TaskLifecycle } from './task-lifecycle';
 import type { TaskState } from './task-lifecycle';
 import { TaskProducer, transactionalId } from './task-producer';
-import { endOpenTransactions, HangingCommitError, hangingSweepRefusal } from './open-transactions';
-import type { TransactionJournal } from './transaction-journal';
+import { writtenPartitionsOf } from './written-partitions';
 
 export interface TaskContext {
   kafka: Kafka;
@@ -53,36 +47,6 @@ export interface InputMessage {
   timestamp: string;
 }
 
-/**
- * What the replica remembers of a partition across its tasks while it stays assigned: the
- * offset of the last commit a task of it had acknowledged, below which none may resume.
- */
-export interface PartitionMemory {
-  acknowledged: string | undefined;
-  /** Its tasks' last transactions, for ending one left open after the fence. */
-  journal: TransactionJournal;
-}
-
-/** One record to each partition, for a transaction that only has to write a marker there. */
-function sweepRecords(partitions: Array<{ topic: string; partitions: number[] }>): TopicMessages[] {
-  return partitions.map(({ topic, partitions: indexes }) => ({
-    topic,
-    messages: indexes.map((partition): Message => ({ partition, key: SWEEP_KEY, value: null })),
-  }));
-}
-
-/** A key no state, result or lookup uses: a restore reads it as the deletion of nothing. */
-const SWEEP_KEY = '~sluice-sweep';
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-export class CommitBehindError extends Error {
-  override readonly name = 'CommitBehindError';
-  readonly retriable = true;
-}
-
 export abstract class Task {
   readonly key: string;
   /** Consumer lag after the last batch. */
@@ -91,6 +55,7 @@ export abstract class Task {
   private readonly lifecycle: TaskLifecycle;
   private readonly collector = new RecordCollector();
   private readonly producer: TaskProducer;
+  private readonly committed: CommittedOffsetReader;
   /** The next offset to process: every record before it is in the state. */
   private position: string | undefined;
   /**
@@ -122,6 +87,16 @@ export abstract class Task {
       memory.journal,
       (seconds) => context.metrics.commitSeconds.observe(seconds),
     );
+    this.committed = new CommittedOffsetReader({
+      admin: context.admin,
+      consumerGroup: context.consumerGroup,
+      topic,
+      partition,
+      logger: this.logger,
+      memory,
+      producer: this.producer,
+      writtenPartitions: () => this.writtenPartitions(),
+    });
   }
 
   /** Handles a batch's records: every output goes through `send`. */
@@ -133,34 +108,14 @@ export abstract class Task {
   /** Called before each batch and tick: adopt definition changes. */
   protected abstract refresh(): void;
   /** Every topic (and its partitions) this task may write to: what a hanging sweep covers. */
-  protected abstract writtenPartitions(): Promise<Array<{ topic: string; partitions: number[] }>>;
+  protected abstract writtenPartitions(): Promise<WrittenPartitions>;
   /**
    * Every partition of those of `topics` that exist, and of every pipeline's internal topics
    * under the prefix (a deleted or parked pipeline's too), for writtenPartitions. A topic whose
    * metadata cannot be read is left out: the sweep covers what it can.
    */
-  protected async partitionsOf(
-    topics: readonly string[],
-  ): Promise<Array<{ topic: string; partitions: number[] }>> {
-    const prefix = this.context.topicPrefix;
-    const existing = await retryBroker(() => this.context.admin.listTopics());
-    const internal = existing.filter((topic) =>
-      new RegExp(`^${escapeRegExp(prefix)}\\.[0-9a-f-]{36}\\.(repartition|changelog)$`).test(topic),
-    );
-    const wanted = [...new Set([...topics.filter((t) => existing.includes(t)), ...internal])];
-    const found: Array<{ topic: string; partitions: number[] }> = [];
-    for (const topic of wanted) {
-      try {
-        const { topics: metadata } = await this.context.admin.fetchTopicMetadata({
-          topics: [topic],
-        });
-        for (const { name, partitions } of metadata)
-          found.push({ topic: name, partitions: partitions.map((p) => p.partitionId) });
-      } catch (error) {
-        this.logger.warn({ err: error, topic }, 'a topic to sweep has no metadata; left out');
-      }
-    }
-    return found;
+  protected partitionsOf(topics: readonly string[]): Promise<WrittenPartitions> {
+    return writtenPartitionsOf(this.context.admin, this.context.topicPrefix, topics, this.logger);
   }
 
   /** A string committed with the offset `offset`, atomically (a source's positions). */
@@ -221,7 +176,7 @@ export abstract class Task {
       this.resumes += 1;
       await this.producer.idle();
       const kept = this.syncedAt !== undefined && !this.dirty && this.producer.error === undefined;
-      let committed = kept ? await this.readCommittedIfSettles() : undefined;
+      let committed = kept ? await this.committed.readIfSettles() : undefined;
       if (!kept || committed === 'unsettled' || (committed?.offset ?? null) !== this.syncedAt) {
         if (kept && committed !== 'unsettled') {
           this.logger.info(
@@ -232,7 +187,7 @@ export abstract class Task {
         this.collector.clear();
         this.dirty = false;
         await this.producer.fence();
-        committed = await this.readCommittedAfterFence();
+        committed = await this.committed.readAfterFence();
         await endOpenTransactions({
           admin: this.context.admin,
           journal: this.memory.journal,
@@ -244,7 +199,7 @@ export abstract class Task {
         this.syncedAt = committed?.offset ?? null;
       }
       this.adoptCommitted(committed?.metadata, committed?.offset);
-      this.position = committed?.offset ?? (await this.earliest());
+      this.position = committed?.offset ?? (await this.committed.earliest());
       this.transactionStarted = Date.now();
       this.lifecycle.moveTo('running');
       return this.position;
@@ -388,125 +343,6 @@ export abstract class Task {
       this.syncedAt = offset;
       this.memory.acknowledged = offset;
     });
-  }
-
-  /**
-   * A kept task's committed offset, or 'unsettled' when a commit of the partition stays pending
-   * through BROKER_RETRY's waits: only the fence (and what follows it) can tell why.
-   */
-  private async readCommittedIfSettles(): Promise<CommittedOffset | undefined | 'unsettled'> {
-    try {
-      return await this.readCommitted();
-    } catch (error) {
-      if (!isUnstableOffsetCommit(error)) throw error;
-      this.logger.warn(
-        'a commit of this partition stays pending; fencing to settle it, and rebuilding',
-      );
-      return 'unsettled';
-    }
-  }
-
-  /**
-   * The group's committed offset once no pending transaction can change it, and never below
-   * this partition's last acknowledged commit on this replica (waited for, on the broker's
-   * answers, should it read behind: that would replay committed work).
-   */
-  private async readCommitted(): Promise<CommittedOffset | undefined> {
-    const ours = this.memory.acknowledged;
-    return retryBroker(
-      async () => {
-        const committed = await fetchStableOffset(
-          this.context.admin,
-          this.context.consumerGroup,
-          this.topic,
-          this.partition,
-          (attempt) =>
-            this.logger.info(
-              { attempt },
-              'a commit of this partition is pending (UNSTABLE_OFFSET_COMMIT); waiting for its markers',
-            ),
-        );
-        if (
-          ours !== undefined &&
-          (committed === undefined || BigInt(committed.offset) < BigInt(ours))
-        ) {
-          throw new CommitBehindError(
-            `the group's committed offset ${committed?.offset ?? 'none'} is behind this task's own acknowledged commit ${ours}`,
-          );
-        }
-        return committed;
-      },
-      {
-        shouldRetry: (error) => error instanceof CommitBehindError,
-        onRetry: (error, attempt) =>
-          this.logger.warn({ err: error, attempt }, 'the committed offset reads behind; waiting'),
-      },
-    );
-  }
-
-  /**
-   * After the fence, the coordinator holds every transaction of this id complete, and their
-   * markers written: an offset commit of this partition still pending is one whose marker was
-   * never written (a hanging transaction, as a single-node broker's controlled shutdown leaves
-   * one: README, Known issues). Only a marker of this producer id ends it. When no partition the
-   * transaction wrote has its marker either, nothing of it was ever read committed, and it is
-   * aborted by a transaction of this id writing to every partition the task may have written
-   * to, the offset included; the state is then rebuilt and the work redone from the offset
-   * committed before it. When a transaction whose commit was asked for has markers on some
-   * partitions, aborting would duplicate them: the task fails, saying so, as it does for another
-   * producer id's hanging transaction (an operator settles it with kafka-transactions).
-   */
-  private async readCommittedAfterFence(): Promise<CommittedOffset | undefined> {
-    try {
-      await fetchStableOffset(
-        this.context.admin,
-        this.context.consumerGroup,
-        this.topic,
-        this.partition,
-        undefined,
-        false,
-      );
-      return await this.readCommitted(); // stable: with the check against our own commits
-    } catch (error) {
-      if (!isUnstableOffsetCommit(error)) throw error;
-    }
-    const refusal = await hangingSweepRefusal(this.context.admin, this.memory.journal);
-    if (refusal !== undefined) {
-      throw new HangingCommitError(
-        `${this.key}: after the fence the offset commit is still pending, and ${refusal}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
-      );
-    }
-    const partitions = await this.writtenPartitions();
-    this.logger.warn(
-      { topics: partitions.map((p) => p.topic), acknowledged: this.memory.acknowledged ?? null },
-      'after fencing, a commit of this partition is still pending: a transaction of this task hangs and no partition it wrote has its marker (nothing of it was read committed); aborting it with a marker of its own and redoing its work',
-    );
-    await this.producer.settleHanging(sweepRecords(partitions), {
-      groupId: this.context.consumerGroup,
-      topic: this.topic,
-      partition: this.partition,
-      offset: '0',
-      metadata: undefined,
-    });
-    // What this replica had acknowledged is aborted now: the offset before it is the task's.
-    this.memory.acknowledged = undefined;
-    this.memory.journal.forgetAcknowledged();
-    try {
-      return await this.readCommitted();
-    } catch (error) {
-      if (!isUnstableOffsetCommit(error)) throw error;
-      throw new HangingCommitError(
-        `${this.key}: the committed offset is still pending after this task aborted its own hanging transaction: another producer id's transaction hangs there. Settle it with kafka-transactions (find-hanging, then abort)`,
-      );
-    }
-  }
-
-  /** A partition's first offset: where the group starts reading it (`fromBeginning`). */
-  private async earliest(): Promise<string> {
-    const offsets = await fetchTopicOffsets(this.context.admin, this.topic);
-    const low = offsets.find((p) => p.partition === this.partition)?.low;
-    if (low === undefined) throw new Error(`${this.topic} has no partition ${this.partition}`);
-    return low;
   }
 
   /** Runs one state change at a time: resumes, batches and ticks of a task never interleave. */

@@ -1,0 +1,182 @@
+// What the group committed for a task's partition, read on the broker's answers (steps 2 and
+// the hanging case of task.ts): with require_stable, retried while a commit is pending, never
+// below this replica's own acknowledged commit, and, after the fence, a commit of the task's
+// own that still hangs settled by a marker of its producer id when that loses nothing anyone read.
+import type { Admin, Message, TopicMessages } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import {
+  fetchStableOffset,
+  fetchTopicOffsets,
+  isUnstableOffsetCommit,
+  retryBroker,
+} from '@sluice/kafka';
+import type { CommittedOffset } from '@sluice/kafka';
+
+import { HangingCommitError, hangingSweepRefusal } from './open-transactions';
+import type { TaskProducer } from './task-producer';
+import type { TransactionJournal } from './transaction-journal';
+
+/**
+ * What the replica remembers of a partition across its tasks while it stays assigned: the
+ * offset of the last commit a task of it had acknowledged, below which none may resume.
+ */
+export interface PartitionMemory {
+  acknowledged: string | undefined;
+  /** Its tasks' last transactions, for ending one left open after the fence. */
+  journal: TransactionJournal;
+}
+
+export class CommitBehindError extends Error {
+  override readonly name = 'CommitBehindError';
+  readonly retriable = true;
+}
+
+/** The partitions a task may have written, each as topic and partition numbers. */
+export type WrittenPartitions = Array<{ topic: string; partitions: number[] }>;
+
+/** A key no state, result or lookup uses: a restore reads it as the deletion of nothing. */
+const SWEEP_KEY = '~sluice-sweep';
+
+/** One record to each partition, for a transaction that only has to write a marker there. */
+function sweepRecords(partitions: WrittenPartitions): TopicMessages[] {
+  return partitions.map(({ topic, partitions: indexes }) => ({
+    topic,
+    messages: indexes.map((partition): Message => ({ partition, key: SWEEP_KEY, value: null })),
+  }));
+}
+
+export interface CommittedOffsetSource {
+  admin: Admin;
+  consumerGroup: string;
+  topic: string;
+  partition: number;
+  logger: Logger;
+  memory: PartitionMemory;
+  producer: TaskProducer;
+  /** Every partition the task may have written: what a hanging sweep covers. */
+  writtenPartitions: () => Promise<WrittenPartitions>;
+}
+
+export class CommittedOffsetReader {
+  private readonly key: string;
+
+  constructor(private readonly source: CommittedOffsetSource) {
+    this.key = `${source.topic}/${source.partition}`;
+  }
+
+  /**
+   * A kept task's committed offset, or 'unsettled' when a commit of the partition stays pending
+   * through BROKER_RETRY's waits: only the fence (and what follows it) can tell why.
+   */
+  async readIfSettles(): Promise<CommittedOffset | undefined | 'unsettled'> {
+    try {
+      return await this.read();
+    } catch (error) {
+      if (!isUnstableOffsetCommit(error)) throw error;
+      this.source.logger.warn(
+        'a commit of this partition stays pending; fencing to settle it, and rebuilding',
+      );
+      return 'unsettled';
+    }
+  }
+
+  /**
+   * The group's committed offset once no pending transaction can change it, and never below
+   * this partition's last acknowledged commit on this replica (waited for, on the broker's
+   * answers, should it read behind: that would replay committed work).
+   */
+  read(): Promise<CommittedOffset | undefined> {
+    const { admin, consumerGroup, topic, partition, logger, memory } = this.source;
+    const ours = memory.acknowledged;
+    return retryBroker(
+      async () => {
+        const committed = await fetchStableOffset(
+          admin,
+          consumerGroup,
+          topic,
+          partition,
+          (attempt) =>
+            logger.info(
+              { attempt },
+              'a commit of this partition is pending (UNSTABLE_OFFSET_COMMIT); waiting for its markers',
+            ),
+        );
+        if (
+          ours !== undefined &&
+          (committed === undefined || BigInt(committed.offset) < BigInt(ours))
+        ) {
+          throw new CommitBehindError(
+            `the group's committed offset ${committed?.offset ?? 'none'} is behind this task's own acknowledged commit ${ours}`,
+          );
+        }
+        return committed;
+      },
+      {
+        shouldRetry: (error) => error instanceof CommitBehindError,
+        onRetry: (error, attempt) =>
+          logger.warn({ err: error, attempt }, 'the committed offset reads behind; waiting'),
+      },
+    );
+  }
+
+  /**
+   * After the fence, the coordinator holds every transaction of this id complete, and their
+   * markers written: an offset commit of this partition still pending is one whose marker was
+   * never written (a hanging transaction, as a single-node broker's controlled shutdown leaves
+   * one: README, Known issues). Only a marker of this producer id ends it. When no partition the
+   * transaction wrote has its marker either, nothing of it was ever read committed, and it is
+   * aborted by a transaction of this id writing to every partition the task may have written
+   * to, the offset included; the state is then rebuilt and the work redone from the offset
+   * committed before it. When a transaction whose commit was asked for has markers on some
+   * partitions, aborting would duplicate them: the task fails, saying so, as it does for another
+   * producer id's hanging transaction (an operator settles it with kafka-transactions).
+   */
+  async readAfterFence(): Promise<CommittedOffset | undefined> {
+    const { admin, consumerGroup, topic, partition, logger, memory, producer } = this.source;
+    try {
+      await fetchStableOffset(admin, consumerGroup, topic, partition, undefined, false);
+      return await this.read(); // stable: with the check against our own commits
+    } catch (error) {
+      if (!isUnstableOffsetCommit(error)) throw error;
+    }
+    const refusal = await hangingSweepRefusal(admin, memory.journal);
+    if (refusal !== undefined) {
+      throw new HangingCommitError(
+        `${this.key}: after the fence the offset commit is still pending, and ${refusal}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+      );
+    }
+    const partitions = await this.source.writtenPartitions();
+    logger.warn(
+      { topics: partitions.map((p) => p.topic), acknowledged: memory.acknowledged ?? null },
+      'after fencing, a commit of this partition is still pending: a transaction of this task hangs and no partition it wrote has its marker (nothing of it was read committed); aborting it with a marker of its own and redoing its work',
+    );
+    await producer.settleHanging(sweepRecords(partitions), {
+      groupId: consumerGroup,
+      topic,
+      partition,
+      offset: '0',
+      metadata: undefined,
+    });
+    // What this replica had acknowledged is aborted now: the offset before it is the task's.
+    memory.acknowledged = undefined;
+    memory.journal.forgetAcknowledged();
+    try {
+      return await this.read();
+    } catch (error) {
+      if (!isUnstableOffsetCommit(error)) throw error;
+      throw new HangingCommitError(
+        `${this.key}: the committed offset is still pending after this task aborted its own hanging transaction: another producer id's transaction hangs there. Settle it with kafka-transactions (find-hanging, then abort)`,
+      );
+    }
+  }
+
+  /** The partition's first offset: where the group starts reading it (`fromBeginning`). */
+  async earliest(): Promise<string> {
+    const { admin, topic, partition } = this.source;
+    const offsets = await fetchTopicOffsets(admin, topic);
+    const low = offsets.find((p) => p.partition === partition)?.low;
+    if (low === undefined) throw new Error(`${topic} has no partition ${partition}`);
+    return low;
+  }
+}
