@@ -8,7 +8,7 @@ import { Partitioners } from 'kafkajs';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { internalTopics } from '@sluice/contracts';
+import { internalTopics, pipelineRun } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
 import { createKafka, ensureTopics, isRetriable, isSecurityRefusal } from '@sluice/kafka';
 
@@ -134,6 +134,7 @@ export class Processor {
       dlqTopic: this.topics.dlq,
       lookups: this.tables,
       isSourceTopic: (topic) => this.isSourceTopic(topic),
+      knownRuns: () => new Set(this.registry.all().map((p) => pipelineRun(p.stored))),
     });
   }
 

@@ -42,6 +42,20 @@ describe('a source partition’s pipeline positions', () => {
     expect(positions.announced).toBe(5);
   });
 
+  it('places the pipelines known at the upgrade at the committed offset, and later ones where they start', () => {
+    const positions = new SourcePositions();
+    positions.adopt(JSON.stringify({ t: 5 }), 120);
+    expect(positions.positionOf('running', start(0))).toBe(120);
+    // `parked` existed before the upgrade but does not run here now; `created` comes later.
+    positions.settleLegacy(['running', 'parked']);
+    expect(positions.positionOf('parked', start(0))).toBe(120);
+    expect(positions.positionOf('created', start(300))).toBe(300);
+    expect(positions.positionOf('replayed', start(0))).toBe(0);
+    // Settled once: a second call changes nothing.
+    positions.settleLegacy(['another']);
+    expect(positions.positionOf('another', start(7))).toBe(7);
+  });
+
   it('keeps an unknown announced time unknown across owners (nothing folded)', () => {
     const positions = new SourcePositions();
     positions.adopt('not json', 3);

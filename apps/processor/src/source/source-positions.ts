@@ -90,6 +90,18 @@ export class SourcePositions {
     return offset >= this.readTo;
   }
 
+  /**
+   * Ends the reading of metadata from before positions: the runs of `known` (every pipeline
+   * the replica knows, running or not) that were not placed yet are at the committed offset, as
+   * they were then; a run that comes later starts where its definition says.
+   */
+  settleLegacy(known: Iterable<string>): void {
+    if (!this.legacy) return;
+    this.legacy = false;
+    if (this.committed === undefined) return;
+    for (const run of known) if (!this.positions.has(run)) this.positions.set(run, this.committed);
+  }
+
   /** Forgets the runs not in `runs` (their pipelines are gone, or replayed as a new run). */
   retain(runs: ReadonlySet<string>): void {
     for (const run of this.positions.keys()) if (!runs.has(run)) this.positions.delete(run);

@@ -26,6 +26,11 @@ export interface SourceTaskContext extends TaskContext {
   dlqTopic: string;
   /** What enrich looks up (kept current by the replica). */
   lookups: LookupTables;
+  /**
+   * The runs of every pipeline of the group the replica knows, running or not (parked, failed
+   * to apply): a position is forgotten only when its pipeline is deleted or replayed.
+   */
+  knownRuns: () => ReadonlySet<string>;
 }
 
 interface Runner {
@@ -107,8 +112,12 @@ export class SourceTask extends Task {
     // A disabled pipeline keeps its position moving with the task (its graph takes nothing).
     const readers = pipelines.readersOf(this.topic);
     const before = new Map(this.runners.map((r) => [r.pipeline.run, r]));
-    this.positions.retain(new Set(readers.map((pipeline) => pipeline.run)));
+    // A pipeline that does not run here now (parked, or its apply failed) keeps its position:
+    // taken for a new run when it comes back, it would start over and publish again.
+    const known = this.source.knownRuns();
+    this.positions.retain(new Set([...known, ...readers.map((pipeline) => pipeline.run)]));
     this.runners = readers.map((pipeline) => this.runnerFor(pipeline, before.get(pipeline.run)));
+    this.positions.settleLegacy(known);
     this.revision = pipelines.revision;
   }
 

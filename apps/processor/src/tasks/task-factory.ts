@@ -14,13 +14,20 @@ export interface TaskFactoryOptions {
   dlqTopic: string;
   lookups: GlobalTables;
   isSourceTopic: (topic: string) => boolean;
+  /** The runs of every pipeline the replica knows, running or not. */
+  knownRuns: () => ReadonlySet<string>;
 }
 
 export function taskFactory(options: TaskFactoryOptions) {
-  const { context, pipelines, dlqTopic, lookups, isSourceTopic } = options;
+  const { context, pipelines, dlqTopic, lookups, isSourceTopic, knownRuns } = options;
   return (topic: string, partition: number, memory: PartitionMemory): Task | undefined => {
     if (isSourceTopic(topic))
-      return new SourceTask(topic, partition, { ...context, pipelines, dlqTopic, lookups }, memory);
+      return new SourceTask(
+        topic,
+        partition,
+        { ...context, pipelines, dlqTopic, lookups, knownRuns },
+        memory,
+      );
     const pipeline = pipelines.forRepartitionTopic(topic);
     if (!pipeline) return undefined;
     return new StatefulTask(topic, partition, { ...context, pipelines }, memory, pipeline.id);

@@ -259,6 +259,10 @@ export abstract class Task {
     const target = this.repositionTo();
     if (target === undefined || target === this.position) return false;
     this.logger.info({ from: this.position ?? null, to: target }, 'reading on from another offset');
+    // A batch accepted before this, fetched from the old position, is dropped, not handled
+    // from the new one (it would skip the records between them): a tick can move the position
+    // while a batch waits behind it.
+    this.resumes += 1;
     this.position = target;
     this.flush();
     this.commit();
