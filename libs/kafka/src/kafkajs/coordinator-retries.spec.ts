@@ -2,7 +2,9 @@
 // coordinator simulated in process: a transaction's first write right after a commit meets
 // CONCURRENT_TRANSACTIONS while the coordinator writes that commit's markers, and the
 // coordinator request is retried on its own, under the producer's retry settings, instead of
-// failing the send attempt around it (stock kafkajs 2.2.4 threw it to the send).
+// failing the send attempt around it (stock kafkajs 2.2.4 threw it to the send); and no
+// coordinator request retries past the transaction timeout, though the coordinator lookup
+// under it has retries of its own.
 import { kafkajsModule } from './patched-kafkajs';
 
 interface EosManager {
@@ -24,7 +26,10 @@ function protocolError(type: string, retriable: boolean): Error {
 }
 
 /** A producer's transaction manager whose coordinator answers AddPartitionsToTxn with `answers`, then OK. */
-async function transactionWith(answers: Error[]) {
+async function transactionWith(
+  answers: Error[],
+  options: { lookups?: Error[]; retries?: number; transactionTimeout?: number } = {},
+) {
   const calls: string[][] = [];
   const coordinator = {
     async initProducerId() {
@@ -41,11 +46,16 @@ async function transactionWith(answers: Error[]) {
     logger: quiet,
     cluster: {
       refreshMetadataIfNecessary: async () => undefined,
-      findGroupCoordinator: async () => coordinator,
+      findGroupCoordinator: async () => {
+        const failure = options.lookups?.shift();
+        if (failure) throw failure;
+        return coordinator;
+      },
     },
     transactional: true,
     transactionalId: 'sluice.orders.0',
-    retry: { initialRetryTime: 1, maxRetryTime: 5, retries: 5 },
+    retry: { initialRetryTime: 1, maxRetryTime: 5, retries: options.retries ?? 5 },
+    ...(options.transactionTimeout ? { transactionTimeout: options.transactionTimeout } : {}),
   });
   await eos.initProducerId();
   eos.beginTransaction();
@@ -83,5 +93,36 @@ describe('AddPartitionsToTxn under the coordinator retry policy', () => {
     const { eos, calls } = await transactionWith(busy);
     await expect(eos.addPartitionsToTransaction(orders)).rejects.toThrow();
     expect(calls).toHaveLength(6); // the first attempt and the 5 retries of `retry`
+  });
+
+  it('stops within the transaction timeout when the coordinator lookup itself keeps giving up', async () => {
+    // What kafkajs' own lookup throws once its retries are spent: a wrapper, not retriable,
+    // around the retriable error that made it retry. Each attempt here would retry it again.
+    const spent = () =>
+      Object.assign(new Error('the lookup gave up'), {
+        name: 'KafkaJSNumberOfRetriesExceeded',
+        retriable: false,
+        originalError: Object.assign(new Error('coordinator not available'), {
+          name: 'KafkaJSProtocolError',
+          type: 'GROUP_LOAD_IN_PROGRESS',
+          retriable: true,
+        }),
+      });
+    const lookups: Error[] = [];
+    const timed = await transactionWith([], { lookups, retries: 1000, transactionTimeout: 150 });
+    lookups.push(...Array.from({ length: 1000 }, spent));
+    const started = Date.now();
+    await expect(timed.eos.addPartitionsToTransaction(orders)).rejects.toMatchObject({
+      name: 'KafkaJSNumberOfRetriesExceeded',
+    });
+    // 1,000 retries of at most 5 ms each would take seconds; the deadline ends them.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(timed.calls).toEqual([]);
+    // The same lookup failing a few times within the deadline is waited out.
+    const few: Error[] = [];
+    const patient = await transactionWith([], { lookups: few, retries: 100 });
+    few.push(spent(), spent(), spent());
+    await expect(patient.eos.addPartitionsToTransaction(orders)).resolves.toBeUndefined();
+    expect(patient.calls).toHaveLength(1);
   });
 });

@@ -7,7 +7,8 @@
 // - the record decoder does its offset and timestamp arithmetic on plain numbers where exact;
 // - OffsetFetch v7 with `require_stable`, and ListOffsets with a chosen isolation level, so a
 //   task can ask the broker whether a pending transaction can still change what it reads;
-// - one bounded retry policy for every transaction-coordinator request;
+// - one bounded retry policy for every transaction-coordinator request (AddPartitionsToTxn
+//   included), never past the transaction timeout;
 // - a send's retry keeps what was delivered per partition, not per broker, and waits for the
 //   attempt's requests to settle (stock kafkajs lost and duplicated records on a leader move);
 // - a topic deleted after a client used it is dropped from the client's metadata instead of
