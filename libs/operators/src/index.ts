@@ -39,3 +39,21 @@ export { runGraphReference } from './reference';
 export type { GraphReferenceResult, SinkOutput, SourcedEvent } from './reference';
 export { statefulNodesOf } from './graph/stateful-nodes';
 export type { StatefulNode } from './graph/stateful-nodes';
+export { IntervalJoin } from './join/interval-join';
+export type {
+  IntervalJoinOptions,
+  JoinedRecord,
+  JoinEmitter,
+  JoinInput,
+  JoinKind,
+  JoinSide,
+} from './join/interval-join';
+export { TableJoin } from './join/table-join';
+export type {
+  OnMissing,
+  StreamRecord,
+  TableJoined,
+  TableJoinEmitter,
+  TableJoinOptions,
+  TableRow,
+} from './join/table-join';

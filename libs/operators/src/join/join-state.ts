@@ -1,0 +1,72 @@
+// What both join stages keep beside their buffers: the watermark, the horizon before which a
+// record is late, and the entries changed since the changelog last took them.
+import type { StateEntry } from '../stateful/stage';
+import { WATERMARK_KEY } from '../stateful/stage';
+
+export abstract class JoinState {
+  private current = -Infinity;
+  private readonly changed: Set<string> | undefined;
+
+  constructor(
+    protected readonly latenessMs: number,
+    trackChanges: boolean | undefined,
+  ) {
+    if (!(latenessMs >= 0))
+      throw new Error(`latenessMs must be a number of ms at least 0, not ${latenessMs}`);
+    this.changed = trackChanges ? new Set() : undefined;
+  }
+
+  /** The current watermark, epoch ms (-Infinity before any). */
+  watermark(): number {
+    return this.current;
+  }
+
+  /** Changes since the last call (only when created with `trackChanges`). */
+  drainChanges(): StateEntry[] {
+    if (!this.changed || this.changed.size === 0) return [];
+    const entries = [...this.changed].map((key) => ({ key, value: this.snapshotKey(key) }));
+    this.changed.clear();
+    return entries;
+  }
+
+  /** An entry's value now (`null`: it is gone). */
+  abstract snapshotKey(key: string): unknown;
+
+  /** Records older than this are late. */
+  protected horizon(): number {
+    return this.current - this.latenessMs;
+  }
+
+  /** Moves the watermark to `eventTime`; false when that is not forward. */
+  protected moveWatermark(eventTime: number): boolean {
+    if (eventTime <= this.current) return false;
+    this.current = eventTime;
+    this.touch(WATERMARK_KEY);
+    return true;
+  }
+
+  protected touch(key: string): void {
+    this.changed?.add(key);
+  }
+
+  /** The watermark's entry for a snapshot (none before any). */
+  protected watermarkEntries(): StateEntry[] {
+    return this.current > -Infinity ? [{ key: WATERMARK_KEY, value: this.current }] : [];
+  }
+
+  protected watermarkValue(): number | null {
+    return this.current > -Infinity ? this.current : null;
+  }
+
+  /** Takes a restored entry if it is the watermark's; false otherwise. */
+  protected restoreWatermark(entry: StateEntry): boolean {
+    if (entry.key !== WATERMARK_KEY) return false;
+    this.current = entry.value === null ? -Infinity : (entry.value as number);
+    return true;
+  }
+
+  protected resetWatermark(): void {
+    this.current = -Infinity;
+    this.changed?.clear();
+  }
+}

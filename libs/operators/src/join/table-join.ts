@@ -1,0 +1,225 @@
+// A stream-table join (issue 17; Kafka Streams' KStream-KTable join, Flink's event-time
+// temporal join): each stream record is joined with the table's row for its key. With
+// `temporal`, the row is the version current at the stream record's event time, so a stream
+// record waits until the watermark minus the allowed lateness has passed its time (no version
+// that could still come may be earlier than it); without, it is the latest row, at once. Pure:
+// the caller gives keys, times and ids, and moves the watermark (the smaller of the two
+// inputs'); the state is plain entries that a compacted changelog can mirror.
+import { MinHeap } from '../stateful/min-heap';
+import type { StateEntry } from '../stateful/stage';
+import { WATERMARK_KEY } from '../stateful/stage';
+import { JoinState } from './join-state';
+
+export type OnMissing = 'skip' | 'error' | 'emit';
+
+export interface TableRow {
+  key: string;
+  /** Event time of the version, epoch ms. */
+  time: number;
+  /** `null`: the row is deleted from then on (a tombstone). */
+  value: unknown;
+}
+
+export interface StreamRecord {
+  key: string;
+  time: number;
+  /** Unique among the stream's records (for instance topic/partition/offset). */
+  id: string;
+  value: unknown;
+}
+
+export interface TableJoined {
+  key: string;
+  time: number;
+  stream: unknown;
+  /** `null`: no row (only with `on_missing: emit`). */
+  table: unknown;
+}
+
+export interface TableJoinEmitter {
+  joined(record: TableJoined): void;
+  /** No row for the record's key, with `on_missing: error` (a dead letter, say). */
+  missing(record: StreamRecord): void;
+  late(record: StreamRecord | TableRow, watermark: number): void;
+}
+
+export interface TableJoinOptions {
+  temporal: boolean;
+  onMissing: OnMissing;
+  latenessMs: number;
+  emitter: TableJoinEmitter;
+  trackChanges?: boolean;
+}
+
+interface Version {
+  time: number;
+  value: unknown;
+}
+
+export class TableJoin extends JoinState {
+  /** Each key's versions, oldest first (only the latest when not temporal). */
+  private readonly rows = new Map<string, Version[]>();
+  /** Stream records waiting for the watermark (temporal only), by time. */
+  private readonly waiting = new MinHeap<StreamRecord>();
+  private readonly waitingIds = new Map<string, StreamRecord>();
+
+  constructor(private readonly options: TableJoinOptions) {
+    super(options.latenessMs, options.trackChanges);
+  }
+
+  /** A table row (an upsert, or a deletion with `value: null`). */
+  upsert(row: TableRow): void {
+    if (this.options.temporal && row.time < this.horizon()) {
+      this.options.emitter.late(row, this.watermark());
+      return;
+    }
+    const versions = this.rows.get(row.key) ?? [];
+    if (!this.options.temporal) versions.length = 0;
+    // Sorted by time; of two versions at the same time the later one wins.
+    let at = versions.length;
+    while (at > 0 && versions[at - 1]!.time > row.time) at -= 1;
+    const version = { time: row.time, value: row.value };
+    if (at > 0 && versions[at - 1]!.time === row.time) versions[at - 1] = version;
+    else versions.splice(at, 0, version);
+    this.rows.set(row.key, versions);
+    if (this.options.temporal) this.prune(row.key, versions);
+    this.touchRow(row.key);
+  }
+
+  add(record: StreamRecord): void {
+    if (!this.options.temporal) {
+      this.emit(record);
+      return;
+    }
+    if (record.time < this.horizon()) {
+      this.options.emitter.late(record, this.watermark());
+      return;
+    }
+    if (this.waitingIds.has(record.id)) return; // ids are unique; a repeat is ignored
+    this.waiting.push(record.time, record, record.id);
+    this.waitingIds.set(record.id, record);
+    this.touch(streamKey(record.id));
+  }
+
+  /** The watermark moved: stream records that no version can come before any more are joined. */
+  advanceTo(eventTime: number): void {
+    if (!this.moveWatermark(eventTime) || !this.options.temporal) return;
+    const horizon = this.horizon();
+    while (this.waiting.size > 0 && this.waiting.peekPriority() < horizon) this.release();
+  }
+
+  /** End of input: every waiting stream record is joined with what the table holds. */
+  flush(): void {
+    while (this.waiting.size > 0) this.release();
+  }
+
+  /** Versions and waiting stream records held. */
+  size(): number {
+    let versions = 0;
+    for (const list of this.rows.values()) versions += list.length;
+    return versions + this.waitingIds.size;
+  }
+
+  snapshot(): StateEntry[] {
+    const entries: StateEntry[] = [];
+    for (const key of this.rows.keys())
+      entries.push({ key: rowKey(key), value: this.snapshotKey(rowKey(key)) });
+    for (const id of this.waitingIds.keys())
+      entries.push({ key: streamKey(id), value: this.snapshotKey(streamKey(id)) });
+    return [...entries, ...this.watermarkEntries()];
+  }
+
+  snapshotKey(key: string): unknown {
+    if (key === WATERMARK_KEY) return this.watermarkValue();
+    const name = key.slice(1);
+    if (key[0] === 't') {
+      const versions = this.rows.get(name);
+      return versions && versions.length > 0 ? versions.map((v) => [v.time, v.value]) : null;
+    }
+    const record = this.waitingIds.get(name);
+    return record ? { k: record.key, t: record.time, v: record.value } : null;
+  }
+
+  restore(entries: Iterable<StateEntry>): void {
+    for (const entry of entries) {
+      if (this.restoreWatermark(entry)) continue;
+      const { key, value } = entry;
+      const name = key.slice(1);
+      if (key[0] === 't') {
+        if (value === null) this.rows.delete(name);
+        else
+          this.rows.set(
+            name,
+            (value as Array<[number, unknown]>).map(([time, v]) => ({ time, value: v })),
+          );
+        continue;
+      }
+      this.waitingIds.delete(name);
+      if (value === null) continue;
+      const waiting = value as { k: string; t: number; v: unknown };
+      const record = { key: waiting.k, time: waiting.t, id: name, value: waiting.v };
+      this.waitingIds.set(name, record);
+      this.waiting.push(record.time, record, name);
+    }
+  }
+
+  private release(): void {
+    const record = this.waiting.pop()!;
+    if (this.waitingIds.get(record.id) !== record) return; // replaced by a restore
+    this.waitingIds.delete(record.id);
+    this.touch(streamKey(record.id));
+    this.emit(record);
+  }
+
+  private emit(record: StreamRecord): void {
+    const row = this.rowAt(record.key, record.time);
+    if (row === undefined || row === null) {
+      const { onMissing, emitter } = this.options;
+      if (onMissing === 'error') emitter.missing(record);
+      else if (onMissing === 'emit')
+        emitter.joined({ key: record.key, time: record.time, stream: record.value, table: null });
+      return;
+    }
+    this.options.emitter.joined({
+      key: record.key,
+      time: record.time,
+      stream: record.value,
+      table: row,
+    });
+  }
+
+  /** The row current at `time` (temporal), or the latest; `undefined` or `null`: none. */
+  private rowAt(key: string, time: number): unknown {
+    const versions = this.rows.get(key);
+    if (!versions || versions.length === 0) return undefined;
+    if (!this.options.temporal) return versions[versions.length - 1]!.value;
+    let found: Version | undefined;
+    for (const version of versions) {
+      if (version.time > time) break;
+      found = version;
+    }
+    return found?.value;
+  }
+
+  /**
+   * Drops a key's versions no stream record can be joined with any more: every record still to
+   * be joined is at the horizon or later, so of the versions before it only the last one
+   * counts. Done when the key changes, so a watermark's move costs nothing per row.
+   */
+  private prune(key: string, versions: Version[]): void {
+    const bound = Math.min(this.horizon(), this.waiting.peekPriority());
+    let keep = 0;
+    while (keep + 1 < versions.length && versions[keep + 1]!.time <= bound) keep += 1;
+    if (keep > 0) versions.splice(0, keep);
+    // A deletion no later record can look past or before: the key has no row at all.
+    if (versions.length === 1 && versions[0]!.value === null && versions[0]!.time <= bound)
+      this.rows.delete(key);
+  }
+
+  private touchRow(key: string): void {
+    this.touch(rowKey(key));
+  }
+}
+
+const rowKey = (key: string) => `t${key}`;
+const streamKey = (id: string) => `s${id}`;
