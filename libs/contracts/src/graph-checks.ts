@@ -202,6 +202,8 @@ function checkSources(
   nodes: Map<string, Node>,
   error: (segments: Segments, message: string) => void,
 ): void {
+  // A pipeline has one position in a partition: two sources of one topic start at one point.
+  const firstOfTopic = new Map<string, { node: Node; start: string }>();
   for (const node of nodes.values()) {
     if (node.section !== 'sources') continue;
     const { topic, start } = node.item;
@@ -211,6 +213,15 @@ function checkSources(
     }
     if (typeof start === 'string' && start !== 'latest' && !isStartPoint(start))
       error(at(node, 'start'), `must be latest, ${START_POINT}`);
+    if (typeof topic !== 'string' || (start !== undefined && typeof start !== 'string')) continue;
+    const starts = start ?? 'latest';
+    const first = firstOfTopic.get(topic);
+    if (!first) firstOfTopic.set(topic, { node, start: starts });
+    else if (first.start !== starts)
+      error(
+        at(node, start === undefined ? 'topic' : 'start'),
+        `starts ${topic} at ${starts}, but source ${first.node.id} reads it from ${first.start}: the sources of one topic share its start`,
+      );
   }
 }
 

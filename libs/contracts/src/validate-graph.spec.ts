@@ -168,6 +168,20 @@ describe('validateGraphDefinition', () => {
     expect(errorsOf(input).map((e) => e.path)).toEqual(['sources[0].start', 'sources[1].start']);
   });
 
+  it('refuses two sources of one topic with different starts (a pipeline has one position in a partition)', () => {
+    const input = example();
+    input.sources.push({ id: 'more_orders', topic: 'orders', event_types: ['order.placed'] });
+    expect(errorsOf(input)).toEqual([
+      {
+        path: 'sources[2].topic',
+        message:
+          'starts orders at latest, but source orders reads it from earliest: the sources of one topic share its start',
+      },
+    ]);
+    (input.sources[2] as Record<string, unknown>)['start'] = 'earliest';
+    expect(errorsOf(input)).toEqual([]);
+  });
+
   it("reports the shape's and the rules' problems together, in document order", () => {
     const input = example();
     input.transforms[1]!['colour'] = 'red';
