@@ -134,7 +134,15 @@ export class Processor {
       dlqTopic: this.topics.dlq,
       lookups: this.tables,
       isSourceTopic: (topic) => this.isSourceTopic(topic),
-      knownRuns: () => new Set(this.registry.all().map((p) => pipelineRun(p.stored))),
+      knownRuns: (topic) =>
+        new Set(
+          this.registry
+            .all()
+            .filter(
+              (p) => topic === undefined || p.plan.sources.some((s) => s.topics.includes(topic)),
+            )
+            .map((p) => pipelineRun(p.stored)),
+        ),
     });
   }
 

@@ -28,9 +28,10 @@ export interface SourceTaskContext extends TaskContext {
   lookups: LookupTables;
   /**
    * The runs of every pipeline of the group the replica knows, running or not (parked, failed
-   * to apply): a position is forgotten only when its pipeline is deleted or replayed.
+   * to apply), or of those among them that read `topic`: a position is forgotten only when its
+   * pipeline is deleted or replayed.
    */
-  knownRuns: () => ReadonlySet<string>;
+  knownRuns: (topic?: string) => ReadonlySet<string>;
 }
 
 interface Runner {
@@ -117,7 +118,7 @@ export class SourceTask extends Task {
     const known = this.source.knownRuns();
     this.positions.retain(new Set([...known, ...readers.map((pipeline) => pipeline.run)]));
     this.runners = readers.map((pipeline) => this.runnerFor(pipeline, before.get(pipeline.run)));
-    this.positions.settleLegacy(known);
+    this.positions.settleLegacy(this.source.knownRuns(this.topic));
     this.revision = pipelines.revision;
   }
 

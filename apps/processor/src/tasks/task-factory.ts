@@ -14,8 +14,8 @@ export interface TaskFactoryOptions {
   dlqTopic: string;
   lookups: GlobalTables;
   isSourceTopic: (topic: string) => boolean;
-  /** The runs of every pipeline the replica knows, running or not. */
-  knownRuns: () => ReadonlySet<string>;
+  /** The runs of every pipeline the replica knows, running or not (of those reading `topic`). */
+  knownRuns: (topic?: string) => ReadonlySet<string>;
 }
 
 export function taskFactory(options: TaskFactoryOptions) {
