@@ -1,0 +1,123 @@
+// A source task's positions across definition changes, without a broker: what it would commit
+// in the offset's metadata when a pipeline stops running here, is deleted, or was there before
+// positions were.
+import type { Admin, Kafka } from 'kafkajs';
+import pino from 'pino';
+
+import { pipelineRun, validateDefinition } from '@sluice/contracts';
+import type { StoredPipeline } from '@sluice/contracts';
+import { NO_LOOKUPS, planOfLinear } from '@sluice/operators';
+import { dailyRevenueDefinition } from '@sluice/operators/testing';
+
+import { ProcessorMetrics } from '../observability/processor-metrics';
+import { activePipeline } from '../pipelines/active-pipeline';
+import { PipelineSet } from '../pipelines/pipeline-set';
+import { SourceTask } from './source-task';
+import { TransactionJournal } from './transaction-journal';
+
+const TOPIC = 'orders';
+
+function stored(n: number): StoredPipeline {
+  const validated = validateDefinition(
+    dailyRevenueDefinition({ id: `00000000-0000-4000-8000-00000000000${n}`, output: `out-${n}` }),
+    { topicPrefix: 'unit' },
+  );
+  if (!validated.valid) throw new Error(JSON.stringify(validated.errors));
+  return {
+    ...validated.definition,
+    version: 1,
+    reset_generation: 0,
+    created_at: '2026-11-29T00:00:00.000Z',
+    updated_at: '2026-11-29T00:00:00.000Z',
+  };
+}
+
+const active = (pipeline: StoredPipeline) =>
+  activePipeline(pipeline, planOfLinear(pipeline, [TOPIC]), 'unit', () => 1);
+
+/** The protected parts of a source task a test drives. */
+interface Driven {
+  refresh(): void;
+  adoptCommitted(metadata: string | undefined, offset: string | undefined): void;
+  commitMetadata(offset: string): string | undefined;
+}
+
+function sourceTask(pipelines: PipelineSet, known: () => StoredPipeline[]) {
+  const task = new SourceTask(
+    TOPIC,
+    0,
+    {
+      // Nothing here reaches a broker: no resume, no fence, no commit.
+      kafka: {} as Kafka,
+      admin: {} as Admin,
+      consumerGroup: 'unit.processor',
+      topicPrefix: 'unit',
+      logger: pino({ level: 'silent' }),
+      metrics: new ProcessorMetrics({
+        pipelines: () => [],
+        lagByTopic: () => new Map(),
+        assignedPartitions: () => 0,
+      }),
+      commitIntervalMs: 100,
+      pipelines,
+      dlqTopic: 'unit.dlq',
+      lookups: NO_LOOKUPS,
+      knownRuns: () => new Set(known().map(pipelineRun)),
+    },
+    { acknowledged: undefined, journal: new TransactionJournal() },
+  );
+  return task as unknown as Driven;
+}
+
+const runsIn = (metadata: string | undefined) =>
+  JSON.parse(metadata!) as { r: string[]; p?: Record<string, number> };
+
+describe('a source task’s positions', () => {
+  const [a, b] = [stored(1), stored(2)];
+
+  it('keeps the position of a pipeline that stops running here, and forgets a deleted one', () => {
+    const pipelines = new PipelineSet();
+    pipelines.set(active(a));
+    pipelines.set(active(b));
+    let known = [a, b];
+    const task = sourceTask(pipelines, () => known);
+    // Committed at 40, with b ahead at 50.
+    task.adoptCommitted(
+      JSON.stringify({ r: [pipelineRun(a), pipelineRun(b)], p: { [pipelineRun(b)]: 50 } }),
+      '40',
+    );
+    task.refresh();
+
+    // b is parked here (its apply failed): it runs nowhere on this replica, but is known.
+    pipelines.delete(b.id);
+    task.refresh();
+    expect(runsIn(task.commitMetadata('40'))).toEqual({
+      r: [pipelineRun(a), pipelineRun(b)],
+      p: { [pipelineRun(b)]: 50 },
+    });
+
+    // b is deleted: its position goes.
+    known = [a];
+    pipelines.set(active(a)); // any change makes the task look again
+    task.refresh();
+    expect(runsIn(task.commitMetadata('40'))).toEqual({ r: [pipelineRun(a)] });
+  });
+
+  it('gives metadata from before positions to the pipelines known then, and a later one its start', () => {
+    const pipelines = new PipelineSet();
+    pipelines.set(active(a));
+    const task = sourceTask(pipelines, () => [a, b]);
+    task.adoptCommitted(JSON.stringify({ t: 5 }), '120');
+    task.refresh();
+    // b is known but not running here: it keeps the old committed offset too.
+    const before = runsIn(task.commitMetadata('120'));
+    expect(new Set(before.r)).toEqual(new Set([pipelineRun(a), pipelineRun(b)]));
+    expect(before.p).toBeUndefined();
+
+    // A pipeline created after the upgrade starts where its definition says (here, offset 0).
+    const c = stored(3);
+    pipelines.set(active(c));
+    task.refresh();
+    expect(runsIn(task.commitMetadata('120')).p).toEqual({ [pipelineRun(c)]: 0 });
+  });
+});
