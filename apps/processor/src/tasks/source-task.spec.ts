@@ -5,7 +5,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import pino from 'pino';
 
 import { pipelineRun, validateDefinition } from '@sluice/contracts';
-import type { StoredPipeline } from '@sluice/contracts';
+import type { PipelineDefinition, StoredFields } from '@sluice/contracts';
 import { NO_LOOKUPS, planOfLinear } from '@sluice/operators';
 import { dailyRevenueDefinition } from '@sluice/operators/testing';
 
@@ -17,7 +17,9 @@ import { TransactionJournal } from './transaction-journal';
 
 const TOPIC = 'orders';
 
-function stored(n: number): StoredPipeline {
+type LinearStored = PipelineDefinition & StoredFields;
+
+function stored(n: number): LinearStored {
   const validated = validateDefinition(
     dailyRevenueDefinition({ id: `00000000-0000-4000-8000-00000000000${n}`, output: `out-${n}` }),
     { topicPrefix: 'unit' },
@@ -32,7 +34,7 @@ function stored(n: number): StoredPipeline {
   };
 }
 
-const active = (pipeline: StoredPipeline) =>
+const active = (pipeline: LinearStored) =>
   activePipeline(pipeline, planOfLinear(pipeline, [TOPIC]), 'unit', () => 1);
 
 /** The protected parts of a source task a test drives. */
@@ -42,7 +44,7 @@ interface Driven {
   commitMetadata(offset: string): string | undefined;
 }
 
-function sourceTask(pipelines: PipelineSet, known: () => StoredPipeline[]) {
+function sourceTask(pipelines: PipelineSet, known: () => LinearStored[]) {
   const task = new SourceTask(
     TOPIC,
     0,

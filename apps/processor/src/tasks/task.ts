@@ -188,15 +188,14 @@ export abstract class Task {
         this.dirty = false;
         await this.producer.fence();
         committed = await this.committed.readAfterFence();
-        await endOpenTransactions({
-          admin: this.context.admin,
-          journal: this.memory.journal,
-          committed: committed?.offset,
-          taskKey: this.key,
-          logger: this.logger,
-        });
+        await this.endOwnOpenTransactions(committed?.offset);
         await this.restoreState();
         this.syncedAt = committed?.offset ?? null;
+      } else {
+        // Kept, nothing to fence: but the broker may have gone down since the last commit and
+        // dropped that commit's marker on a partition this task wrote (README, Known issues),
+        // where every reader would then wait for good.
+        await this.endOwnOpenTransactions(committed?.offset);
       }
       this.adoptCommitted(committed?.metadata, committed?.offset);
       this.position = committed?.offset ?? (await this.committed.earliest());
@@ -346,6 +345,17 @@ export abstract class Task {
       if (offset === undefined) return;
       this.syncedAt = offset;
       this.memory.acknowledged = offset;
+    });
+  }
+
+  /** Ends a transaction of this task left open on a partition it wrote, as it was decided. */
+  private endOwnOpenTransactions(committed: string | undefined): Promise<void> {
+    return endOpenTransactions({
+      admin: this.context.admin,
+      journal: this.memory.journal,
+      committed,
+      taskKey: this.key,
+      logger: this.logger,
     });
   }
 
