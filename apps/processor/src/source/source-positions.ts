@@ -10,8 +10,6 @@
 // committed offset, is how far the partition was read (a run going back reads it again). Metadata from before positions (no `r`)
 // means every pipeline met is at the committed offset, as it was then.
 
-const NONE: ReadonlySet<string> = new Set();
-
 /** The broker's default `offset.metadata.max.bytes`. */
 const MAX_METADATA = 4096;
 
@@ -107,11 +105,18 @@ export class SourcePositions {
     for (const run of this.positions.keys()) if (!runs.has(run)) this.positions.delete(run);
   }
 
-  /** The smallest position of the runs known here, but `held` (`undefined`: none). */
-  smallest(held: ReadonlySet<string> = NONE): number | undefined {
+  /**
+   * The smallest position of `runs` (every run known here by default; `undefined`: none). A run
+   * that reads nothing here now (held, parked) keeps its position but must not hold the others
+   * back: the task would move back to it again and again.
+   */
+  smallest(runs?: Iterable<string>): number | undefined {
     let smallest: number | undefined;
-    for (const [run, position] of this.positions)
-      if (!held.has(run) && (smallest === undefined || position < smallest)) smallest = position;
+    for (const run of runs ?? this.positions.keys()) {
+      const position = this.positions.get(run);
+      if (position !== undefined && (smallest === undefined || position < smallest))
+        smallest = position;
+    }
     return smallest;
   }
 

@@ -42,6 +42,7 @@ interface Driven {
   refresh(): void;
   adoptCommitted(metadata: string | undefined, offset: string | undefined): void;
   commitMetadata(offset: string): string | undefined;
+  repositionTo(): string | undefined;
 }
 
 function sourceTask(pipelines: PipelineSet, known: () => LinearStored[]) {
@@ -103,6 +104,25 @@ describe('a source task’s positions', () => {
     pipelines.set(active(a)); // any change makes the task look again
     task.refresh();
     expect(runsIn(task.commitMetadata('40'))).toEqual({ r: [pipelineRun(a)] });
+  });
+
+  it('does not hold the others back behind a pipeline parked here, and takes it back when it returns', () => {
+    const pipelines = new PipelineSet();
+    pipelines.set(active(a));
+    pipelines.set(active(b));
+    const task = sourceTask(pipelines, () => [a, b]);
+    task.adoptCommitted(
+      JSON.stringify({ r: [pipelineRun(a), pipelineRun(b)], p: { [pipelineRun(b)]: 50 } }),
+      '40',
+    );
+    task.refresh();
+    expect(task.repositionTo()).toBe('40');
+    pipelines.delete(a.id); // a parked at 40: b alone reads here, from 50
+    task.refresh();
+    expect(task.repositionTo()).toBe('50');
+    pipelines.set(active(a)); // back: the task reads from a's position again
+    task.refresh();
+    expect(task.repositionTo()).toBe('40');
   });
 
   it('gives metadata from before positions to the pipelines known then, and a later one its start', () => {

@@ -123,8 +123,9 @@ export class SourceTask extends Task {
   }
 
   protected override repositionTo(): string | undefined {
-    const held = new Set(this.runners.filter((r) => r.held).map((r) => r.pipeline.run));
-    const smallest = this.positions.smallest(held);
+    // The pipelines that read here now: a held or parked one's position waits behind.
+    const reading = this.runners.filter((r) => !r.held).map((r) => r.pipeline.run);
+    const smallest = this.positions.smallest(reading);
     return smallest === undefined ? undefined : String(smallest);
   }
 
