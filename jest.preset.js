@@ -32,4 +32,5 @@ module.exports = {
   },
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
+  reporters: ['default', path.join(__dirname, 'jest.failure-summary.js')],
 };

@@ -37,6 +37,9 @@ rm -rf "$SLUICE_TEST_LOGS"
 if ! timeout --kill-after=30 2700 npx nx run-many -t int-test --parallel=1 --outputStyle=stream-without-prefixes; then
   step "integration tests failed; the replicas' latest warnings and errors"
   npx tsx -e "process.stdout.write(require('./libs/testing/src/log-warnings').logWarnings(process.argv[1]) + '\n')" "$SLUICE_TEST_LOGS" || true
+  # Last, so that a tail of the output still names what failed.
+  step "integration tests failed: these tests"
+  cat "$SLUICE_TEST_LOGS/failures.txt" 2>/dev/null || echo "(no failed test recorded: a run that timed out or crashed)"
   exit 1
 fi
 
