@@ -53,7 +53,13 @@ export function stateMeaning(definition: AnyPipelineDefinition): unknown[] {
   if (!isGraph(definition))
     return [definition.operators, [...definition.source_event_types].sort()];
   return [
-    definition.sources.map(({ id, topic, event_types }) => [id, topic, [...event_types].sort()]),
+    // A table's kind and key join the meaning only when present: streams' epochs stay as they were.
+    definition.sources.map(({ id, topic, event_types, as, key }) => [
+      id,
+      topic,
+      [...event_types].sort(),
+      ...(as === 'table' ? [as, key ?? null] : []),
+    ]),
     definition.transforms,
   ];
 }

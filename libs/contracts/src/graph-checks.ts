@@ -5,24 +5,14 @@
 import { checkOperator, isObject } from './definition-checks';
 import type { DefinitionContext, Findings, Segments } from './definition-checks';
 import { parseInput } from './graph-definition';
+import { at } from './graph-nodes';
+import type { Edge, Node, Section } from './graph-nodes';
+import { checkJoins, inputsOf } from './join-checks';
 import { lateTopic } from './topics';
 import { reservedTopicProblem, topicNameProblem } from './topic-names';
 
 type Json = Record<string, unknown>;
-type Section = 'sources' | 'transforms' | 'sinks';
-
-interface Node {
-  section: Section;
-  index: number;
-  id: string;
-  item: Json;
-}
-
-/** A node's output as its consumers name it: `paid`, `router.gbp`. */
-interface Edge {
-  consumer: Node;
-  input: string;
-}
+type ReportError = (segments: Segments, message: string) => void;
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
@@ -34,16 +24,11 @@ export const START_POINT =
 export function isStartPoint(value: string): boolean {
   return value === 'earliest' || (ISO_TIME.test(value) && !Number.isNaN(Date.parse(value)));
 }
-const STATEFUL = new Set(['reduce', 'window']);
+/** Transforms whose output is results, not events. */
+const STATEFUL = new Set(['reduce', 'window', 'join']);
 
 const listOf = (input: Json, section: Section): unknown[] =>
   Array.isArray(input[section]) ? input[section] : [];
-
-const at = (node: Pick<Node, 'section' | 'index'>, ...path: Segments): Segments => [
-  node.section,
-  node.index,
-  ...path,
-];
 
 export function checkGraph(input: unknown, context: DefinitionContext): Findings {
   const findings: Findings = { errors: [], warnings: [] };
@@ -62,13 +47,15 @@ export function checkGraph(input: unknown, context: DefinitionContext): Findings
         return;
       }
       nodes.set(node.id, node);
-      if (section === 'transforms') checkOperator(item, (path) => at(node, ...path), findings);
+      if (section === 'transforms' && item['type'] !== 'join')
+        checkOperator(item, (path) => at(node, ...path), findings);
     });
   }
 
   const edges = resolveInputs(nodes, error);
   checkFanOut(nodes, edges, error);
   checkCycles(nodes, error);
+  checkJoins(nodes, edges, findings);
   for (const node of nodes.values()) {
     const readers = edges.get(node.id);
     if (node.section !== 'sinks' && !readers)
@@ -93,39 +80,37 @@ export function checkGraph(input: unknown, context: DefinitionContext): Findings
 }
 
 /** Every input names a source, a transform, or a route of a branch; edges by producer id. */
-function resolveInputs(
-  nodes: Map<string, Node>,
-  error: (segments: Segments, message: string) => void,
-): Map<string, Edge[]> {
+function resolveInputs(nodes: Map<string, Node>, error: ReportError): Map<string, Edge[]> {
   const edges = new Map<string, Edge[]>();
   for (const consumer of nodes.values()) {
-    const input = consumer.item['input'];
-    if (consumer.section === 'sources' || typeof input !== 'string' || input === '') continue;
-    const { node: id, route } = parseInput(input);
-    const producer = nodes.get(id);
-    const where = at(consumer, 'input');
-    if (!producer) {
-      error(where, `names no source or transform (${known(nodes)})`);
-      continue;
-    }
-    if (producer.section === 'sinks') {
-      error(where, `is a sink (sinks[${producer.index}]): a sink has no output to read`);
-      continue;
-    }
-    if (route !== undefined) {
-      if (producer.item['type'] !== 'branch') {
-        error(where, `addresses a route of ${id}, which is not a branch`);
+    if (consumer.section === 'sources') continue;
+    for (const { input, path } of inputsOf(consumer.item)) {
+      const { node: id, route } = parseInput(input);
+      const producer = nodes.get(id);
+      const where = at(consumer, ...path);
+      if (!producer) {
+        error(where, `names no source or transform (${known(nodes)})`);
         continue;
       }
-      const routes = routesOf(producer.item);
-      if (!routes.includes(route)) {
-        error(where, `names no route of the branch ${id} (its routes: ${routes.join(', ')})`);
+      if (producer.section === 'sinks') {
+        error(where, `is a sink (sinks[${producer.index}]): a sink has no output to read`);
         continue;
       }
+      if (route !== undefined) {
+        if (producer.item['type'] !== 'branch') {
+          error(where, `addresses a route of ${id}, which is not a branch`);
+          continue;
+        }
+        const routes = routesOf(producer.item);
+        if (!routes.includes(route)) {
+          error(where, `names no route of the branch ${id} (its routes: ${routes.join(', ')})`);
+          continue;
+        }
+      }
+      const list = edges.get(id) ?? [];
+      list.push({ consumer, input, path });
+      edges.set(id, list);
     }
-    const list = edges.get(id) ?? [];
-    list.push({ consumer, input });
-    edges.set(id, list);
   }
   return edges;
 }
@@ -135,29 +120,25 @@ function resolveInputs(
  * copy; a source or a branch is where a stream is meant to split. A reduce or window emits
  * results, not events: only sinks read it.
  */
-function checkFanOut(
-  nodes: Map<string, Node>,
-  edges: Map<string, Edge[]>,
-  error: (segments: Segments, message: string) => void,
-): void {
+function checkFanOut(nodes: Map<string, Node>, edges: Map<string, Edge[]>, error: ReportError) {
   for (const [id, list] of edges) {
     const producer = nodes.get(id)!;
     const type = producer.item['type'];
     const stateful = producer.section === 'transforms' && STATEFUL.has(type as string);
     if (stateful) {
-      for (const { consumer } of list)
+      for (const { consumer, path } of list)
         if (consumer.section !== 'sinks')
           error(
-            at(consumer, 'input'),
+            at(consumer, ...path),
             `reads the ${type} ${id}, whose output is results, not events: only sinks may read it`,
           );
     }
     if (producer.section === 'sources' || type === 'branch') continue;
     const [first, ...more] = list;
-    for (const { consumer } of more)
+    for (const { consumer, path } of more)
       if (!stateful || consumer.section === 'sinks')
         error(
-          at(consumer, 'input'),
+          at(consumer, ...path),
           `reads ${id}, which ${first!.consumer.section}[${first!.consumer.index}] reads already: only a source or a branch may feed several`,
         );
   }
@@ -214,7 +195,7 @@ function checkSources(
     if (typeof start === 'string' && start !== 'latest' && !isStartPoint(start))
       error(at(node, 'start'), `must be latest, ${START_POINT}`);
     if (typeof topic !== 'string' || (start !== undefined && typeof start !== 'string')) continue;
-    const starts = start ?? 'latest';
+    const starts = start ?? (node.item['as'] === 'table' ? 'earliest' : 'latest');
     const first = firstOfTopic.get(topic);
     if (!first) firstOfTopic.set(topic, { node, start: starts });
     else if (first.start !== starts)

@@ -7,6 +7,7 @@ import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import {
   BranchOperatorSchema,
   EnrichOperatorSchema,
+  FIELD_PATH_PATTERN,
   FilterOperatorSchema,
   MapOperatorSchema,
   ProcessorGroupSchema,
@@ -15,6 +16,8 @@ import {
   WindowOperatorSchema,
 } from './definition';
 import type { Operator } from './definition';
+import { JoinOperatorSchema } from './join-definition';
+import type { JoinTransform } from './join-definition';
 
 /** Where a new pipeline starts reading a source (an ISO-8601 time backfills from then). */
 export const SOURCE_STARTS = ['earliest', 'latest'] as const;
@@ -33,11 +36,28 @@ const Input = Type.String({
   'x-message': 'must name a source, a transform, or a branch route as <branch>.<route>',
 });
 
+/** How a source is read: a stream of events, or a table of the latest row per key. */
+export const SOURCE_KINDS = ['stream', 'table'] as const;
+
 export const GraphSourceSchema = Type.Object(
   {
     id: NodeId,
     topic: TopicNameSchema,
     event_types: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    as: Type.Optional(
+      Type.Unsafe<(typeof SOURCE_KINDS)[number]>({
+        type: 'string',
+        enum: [...SOURCE_KINDS],
+        'x-message': 'must be stream or table',
+      }),
+    ),
+    /** A table's row key: the path each row's key is read at (default `$.entity_id`). */
+    key: Type.Optional(
+      Type.String({
+        pattern: FIELD_PATH_PATTERN,
+        'x-message': 'must be a field path such as `customer_id` or `$.entity_id`',
+      }),
+    ),
     start: Type.Optional(
       Type.String({
         minLength: 1,
@@ -62,6 +82,19 @@ const transformSchemas = [
   asTransform(WindowOperatorSchema),
   asTransform(BranchOperatorSchema),
   asTransform(EnrichOperatorSchema),
+  // The one fan-in: two inputs, where every other transform has one.
+  Type.Object(
+    {
+      id: NodeId,
+      inputs: Type.Array(Input, {
+        minItems: 2,
+        maxItems: 2,
+        'x-message': 'must be two inputs, [left, right]',
+      }),
+      ...JoinOperatorSchema.properties,
+    },
+    { additionalProperties: false },
+  ),
 ];
 
 export interface GraphPlace {
@@ -69,8 +102,12 @@ export interface GraphPlace {
   input: string;
 }
 
-/** An operator placed in the graph. */
-export type GraphTransform = Operator & GraphPlace;
+/** An operator placed in the graph, or a join. */
+export type GraphTransform = (Operator & GraphPlace) | JoinTransform;
+
+export function isJoin(transform: GraphTransform): transform is JoinTransform {
+  return transform.type === 'join';
+}
 
 export const GraphTransformSchema = Type.Unsafe<GraphTransform>({
   type: 'object',
@@ -102,6 +139,19 @@ export const GraphDefinitionSchema = Type.Object(
 );
 
 export type GraphSource = Static<typeof GraphSourceSchema>;
+export type SourceKind = (typeof SOURCE_KINDS)[number];
+
+export function isTableSource(source: Pick<GraphSource, 'as'>): boolean {
+  return source.as === 'table';
+}
+
+/**
+ * Where a source starts when it names no `start`: a stream at its creation, a table at the
+ * topic's beginning (a table read from now would miss every row written before).
+ */
+export function defaultStart(source: Pick<GraphSource, 'as'>): 'earliest' | 'latest' {
+  return isTableSource(source) ? 'earliest' : 'latest';
+}
 export type GraphSink = Static<typeof GraphSinkSchema>;
 export type GraphDefinitionInput = Static<typeof GraphDefinitionSchema>;
 
@@ -111,6 +161,7 @@ export interface PipelineGraph {
   name: string;
   description: string | null;
   enabled: boolean;
+  /** `as` stays as written (absent: a stream), so graphs stored before tables read back the same. */
   sources: Array<GraphSource & { event_types: string[]; start: string }>;
   transforms: GraphTransform[];
   sinks: GraphSink[];

@@ -11,6 +11,7 @@ export * from './stored-pipeline';
 export * from './topics';
 export * from './same-definition';
 export * from './graph-definition';
+export * from './join-definition';
 export * from './validate-graph';
 export * from './any-definition';
 export * from './state-epoch';

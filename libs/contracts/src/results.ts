@@ -29,7 +29,24 @@ export interface WindowResult {
   route?: string;
 }
 
-export type ResultRecord = EventResult | ReduceResult | WindowResult;
+/**
+ * A join's output (docs/design.md §9 "Joins"): a matched pair, or an unmatched record of a left
+ * or outer join (its other side null), with both payloads or the fields its `select` names.
+ * Keyed by the join key; `event_time` is the later of the two records' times.
+ */
+export interface JoinResult {
+  pipeline_id: string;
+  /** The join node's id. */
+  join: string;
+  key: string;
+  event_time: string;
+  left?: Record<string, unknown> | null;
+  right?: Record<string, unknown> | null;
+  /** A `select`'s fields. */
+  [selected: string]: unknown;
+}
+
+export type ResultRecord = EventResult | ReduceResult | WindowResult | JoinResult;
 
 /** A record bound for a Kafka topic: the key (group key, or pipeline id) and the JSON value. */
 export interface KeyedResult {

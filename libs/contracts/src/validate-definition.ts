@@ -129,10 +129,7 @@ function describe(error: ErrorObject): Finding {
       const tag = error.params['tag'] as string;
       if (error.params['tagValue'] === undefined)
         return { segments: at(tag), message: 'is required' };
-      return {
-        segments: at(tag),
-        message: `must be one of ${OPERATOR_TYPES.join(', ')}`,
-      };
+      return { segments: at(tag), message: `must be one of ${typesOf(error).join(', ')}` };
     }
     case 'enum':
       return {
@@ -146,7 +143,14 @@ function describe(error: ErrorObject): Finding {
     case 'minimum':
       return { segments: at(), message: `must be at least ${error.params['limit']}` };
     case 'minItems':
-      return { segments: at(), message: `must have at least ${error.params['limit']} item(s)` };
+    case 'maxItems':
+      return {
+        segments: at(),
+        message:
+          typeof custom === 'string'
+            ? custom
+            : `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${error.params['limit']} item(s)`,
+      };
     case 'minProperties':
       return { segments: at(), message: `must have at least ${error.params['limit']} entry` };
     case 'minLength':
@@ -161,6 +165,18 @@ function describe(error: ErrorObject): Finding {
         message: typeof custom === 'string' ? custom : (error.message ?? 'is invalid'),
       };
   }
+}
+
+/** The `type`s a discriminated `oneOf` takes (the graph's transforms add `join` to the operators). */
+function typesOf(error: ErrorObject): readonly string[] {
+  const oneOf = (error.parentSchema as { oneOf?: Array<{ properties?: Record<string, unknown> }> })
+    ?.oneOf;
+  const types = (oneOf ?? []).map(
+    (branch) => (branch.properties?.['type'] as { const?: unknown } | undefined)?.const,
+  );
+  return types.every((type) => typeof type === 'string') && types.length > 0
+    ? (types as string[])
+    : OPERATOR_TYPES;
 }
 
 export const definitionJsonSchema = PipelineDefinitionSchema;

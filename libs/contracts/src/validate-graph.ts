@@ -1,6 +1,6 @@
 import type { DefinitionContext } from './definition-checks';
 import { checkGraph } from './graph-checks';
-import { GraphDefinitionSchema } from './graph-definition';
+import { defaultStart, GraphDefinitionSchema } from './graph-definition';
 import type { GraphDefinitionInput, PipelineGraph } from './graph-definition';
 import type { ValidationIssue } from './errors';
 import { DEFAULT_TOPIC_PREFIX } from './topics';
@@ -45,7 +45,7 @@ function withDefaults(input: GraphDefinitionInput): PipelineGraph {
     sources: input.sources.map((source) => ({
       ...source,
       event_types: source.event_types ?? [],
-      start: source.start ?? 'latest',
+      start: source.start ?? defaultStart(source),
     })),
     transforms: input.transforms ?? [],
     sinks: input.sinks,

@@ -20,11 +20,12 @@ describe('repartition records', () => {
         fc.json(),
         fc.option(fc.string(), { nil: undefined }),
         fc.tuple(fc.nat(), fc.nat()).map(([resets, version]) => `${resets}.${version}`),
-        (epoch, group, route, value, time, eventJson, node, generation) => {
+        fc.constantFrom('left' as const, 'right' as const, undefined),
+        (epoch, group, route, value, time, eventJson, node, generation, side) => {
           const encoded = encodeEvent(
             { epoch, generation },
             node,
-            { group, route, value, time, envelope: undefined as never },
+            { group, route, side, value, time, envelope: undefined as never },
             eventJson,
           );
           expect(decodeRepartitionRecord(encoded)).toEqual({
@@ -34,6 +35,7 @@ describe('repartition records', () => {
             node,
             group,
             route,
+            side,
             value: Object.is(value, -0) ? 0 : value,
             time,
             eventJson,

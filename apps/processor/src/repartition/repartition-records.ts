@@ -22,9 +22,11 @@ export interface EventContribution extends Stamped {
   node: string | undefined;
   group: string | null;
   route: string | undefined;
+  /** A join's input: the side it enters. */
+  side: 'left' | 'right' | undefined;
   value: number;
   time: number;
-  /** The event's JSON, read only if the event is late. */
+  /** The event's JSON, read only if the event is late (or joined). */
   eventJson: string;
 }
 
@@ -52,6 +54,8 @@ interface EventHeader {
   n?: string;
   g: string | null;
   r?: string;
+  /** A join's side: `l` or `r`. */
+  s?: 'l' | 'r';
   v: number;
   t: number;
 }
@@ -88,6 +92,7 @@ export function encodeEvent(
   };
   if (node !== undefined) header.n = node;
   if (input.route !== undefined) header.r = input.route;
+  if (input.side !== undefined) header.s = input.side === 'left' ? 'l' : 'r';
   return `${JSON.stringify(header)}\n${eventJson}`;
 }
 
@@ -163,6 +168,7 @@ export function decodeRepartitionRecord(value: string): RepartitionRecord | unde
       node: typeof header.n === 'string' ? header.n : undefined,
       group: header.g ?? null,
       route: header.r,
+      side: header.s === 'l' ? 'left' : header.s === 'r' ? 'right' : undefined,
       value: header.v,
       time: header.t,
       eventJson: value.slice(newline + 1),

@@ -162,6 +162,7 @@ describe('a transaction of a task left open on its changelog after the fence', (
         metrics: metrics(),
         commitIntervalMs: 100,
         pipelines,
+        dlqTopic: `${prefix}.dlq`,
       },
       { acknowledged: '20', journal },
       pipeline.id,

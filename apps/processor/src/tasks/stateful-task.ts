@@ -3,7 +3,8 @@
 // minimum event time announced by the source partitions of its own sources, publishes results
 // and late events to the node's sink, and mirrors every state change to the same partition of
 // the changelog, all in the task's transaction.
-import type { ReduceResult, WindowResult } from '@sluice/contracts';
+import { DLQ_HEADERS } from '@sluice/contracts';
+import type { EventEnvelope, ResultRecord } from '@sluice/contracts';
 import type { LateRecord, StageInput, StateEntry, StatefulStage } from '@sluice/operators';
 
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
@@ -18,6 +19,8 @@ import type { InputMessage, TaskContext } from './task';
 
 export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;
+  /** Where a join sends a record it refuses (no table row, under `on_missing: error`). */
+  dlqTopic: string;
 }
 
 /** One stateful node of the pipeline, as this partition holds it. */
@@ -50,6 +53,7 @@ export class StatefulTask extends Task {
   private readonly upstreamTimes = new Map<string, number>();
   private readonly changedUpstreams = new Set<string>();
   private currentEventJson = '';
+  private current: InputMessage | undefined;
   private readonly input: StageInput = {
     group: null,
     route: undefined,
@@ -107,7 +111,11 @@ export class StatefulTask extends Task {
   protected writtenPartitions() {
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
     // The changelogs and repartition topics under the prefix come with partitionsOf.
-    return this.partitionsOf(pipeline ? pipeline.topics.outputs : []);
+    if (!pipeline) return this.partitionsOf([]);
+    const joins = pipeline.stateful.some(({ node }) => node.spec.kind === 'join');
+    return this.partitionsOf(
+      joins ? [...pipeline.topics.outputs, this.stateful.dlqTopic] : pipeline.topics.outputs,
+    );
   }
 
   protected refresh(): void {
@@ -158,6 +166,16 @@ export class StatefulTask extends Task {
       input.value = record.value;
       input.time = record.time;
       this.currentEventJson = record.eventJson;
+      this.current = message;
+      if (record.side === undefined) {
+        input.side = undefined;
+        input.envelope = NOT_PARSED;
+      } else {
+        // A join keeps the event; the repartition offset names the record across restores.
+        input.side = record.side;
+        input.id = message.offset;
+        input.envelope = JSON.parse(record.eventJson) as EventEnvelope;
+      }
       node.stage.add(input);
     }
     this.writeChanges();
@@ -274,7 +292,7 @@ export class StatefulTask extends Task {
       counters: pipeline.counters,
       trackChanges: true,
       emitter: {
-        result: (key: string, record: ReduceResult | WindowResult) => {
+        result: (key: string, record: ResultRecord) => {
           const sink = this.sinkOf(nodeId);
           if (sink) this.send(sink.topic, { key, value: resultValue(record, this.epochSuffix()) });
         },
@@ -286,6 +304,23 @@ export class StatefulTask extends Task {
             record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
           this.send(sink.late, { key, value: resultValue(record, this.epochSuffix()) });
         },
+        refused: (reason: string, event: EventEnvelope) => this.deadLetter(reason, event),
+      },
+    });
+  }
+
+  /** A join refused the record: its event goes to the DLQ, named by its repartition record. */
+  private deadLetter(reason: string, event: EventEnvelope): void {
+    const message = this.current!;
+    this.send(this.stateful.dlqTopic, {
+      key: message.key,
+      value: JSON.stringify(event),
+      headers: {
+        [DLQ_HEADERS.error]: reason,
+        [DLQ_HEADERS.pipelineId]: this.pipelineId,
+        [DLQ_HEADERS.sourceTopic]: this.topic,
+        [DLQ_HEADERS.sourcePartition]: String(this.partition),
+        [DLQ_HEADERS.sourceOffset]: message.offset,
       },
     });
   }

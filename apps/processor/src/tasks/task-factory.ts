@@ -30,6 +30,12 @@ export function taskFactory(options: TaskFactoryOptions) {
       );
     const pipeline = pipelines.forRepartitionTopic(topic);
     if (!pipeline) return undefined;
-    return new StatefulTask(topic, partition, { ...context, pipelines }, memory, pipeline.id);
+    return new StatefulTask(
+      topic,
+      partition,
+      { ...context, pipelines, dlqTopic },
+      memory,
+      pipeline.id,
+    );
   };
 }

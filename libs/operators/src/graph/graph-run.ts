@@ -25,7 +25,11 @@ import type { LateRecord, StageInput, StatefulStage } from '../stateful/stage';
 import { NO_LOOKUPS } from '../stateless/enrich';
 import { FAILED, FILTERED, PASS, SKIPPED } from '../step';
 import type { Verdict, WorkItem } from '../step';
-import type { PipelinePlan, PlanInput } from './plan';
+import { compileJoin } from '../join/join-node';
+import type { JoinSpec } from '../join/join-node';
+import type { JoinSide } from '../join/interval-join';
+import { sourcesOf } from './plan';
+import type { PipelinePlan, PlanInput, PlanJoin } from './plan';
 
 type StepOperator = Exclude<Operator, ReduceOperator | WindowOperator>;
 
@@ -53,6 +57,11 @@ export interface GraphRunOptions extends CompileOptions {
 /** Takes an event at a node; `routed` is the route a branch just set (route readers take only theirs). */
 type Push = (item: WorkItem, routed: string | undefined) => void;
 
+/** What moves with a source's event time: a stage, or a join (which waits for both sides). */
+interface Clocked {
+  advanceTo(eventTime: number): void;
+}
+
 /** A reader of a node's output. */
 interface Edge {
   /** Only records on this route of a branch; undefined: all. */
@@ -61,7 +70,7 @@ interface Edge {
   /** Whether anything from the reader on writes to the event. */
   mutates: boolean;
   /** The stages of this run's own from the reader on. */
-  stages: StatefulStage[];
+  stages: Clocked[];
 }
 
 interface GraphSource {
@@ -69,13 +78,24 @@ interface GraphSource {
   /** Whether the event gets a copy of its own on entry: one path only, and it writes. */
   copies: boolean;
   next: Push;
-  stages: StatefulStage[];
+  stages: Clocked[];
+}
+
+/** A node's reader: a transform or sink by its one input, or one side of a join. */
+interface Reader {
+  input: PlanInput;
+  id: string;
+  side?: JoinSide;
 }
 
 export class GraphRun {
   readonly counters: PipelineCounters;
   private readonly sources = new Map<string, GraphSource>();
   private readonly stageByNode = new Map<string, StatefulStage>();
+  /** The largest event time each source has seen (what a join's two sides wait on). */
+  private readonly sourceTime = new Map<string, number>();
+  private recordId = '';
+  private sequence = 0;
   private readonly aggregate: AggregateInput = { group: null, value: 0 };
   private readonly input: StageInput = {
     group: null,
@@ -111,8 +131,12 @@ export class GraphRun {
     }
   }
 
-  /** Runs one decoded event read by `sourceId` (if the plan is enabled and the type matches). */
-  process(sourceId: string, event: SluiceEvent): void {
+  /**
+   * Runs one decoded event read by `sourceId` (if the plan is enabled and the type matches).
+   * `recordId` names the record among its source's (a join ignores a record it has seen):
+   * the processor's is topic/partition/offset; without one, the order of arrival.
+   */
+  process(sourceId: string, event: SluiceEvent, recordId?: string): void {
     const source = this.sourceOf(sourceId);
     const original = event.envelope;
     if (!this.enabled || !source.accepts(original.event_type)) return;
@@ -120,6 +144,7 @@ export class GraphRun {
     this.counters.last_event_time = event.time;
     this.original = original;
     this.time = event.time;
+    this.recordId = recordId ?? `${sourceId}#${++this.sequence}`;
     const item = this.entry;
     item.envelope = source.copies ? ownEnvelope(original) : original;
     item.route = undefined;
@@ -128,6 +153,7 @@ export class GraphRun {
 
   /** `sourceId`'s event time advanced: the stages below it may fire windows. */
   advanceTo(sourceId: string, eventTime: number): void {
+    this.sourceTime.set(sourceId, eventTime);
     for (const stage of this.sourceOf(sourceId).stages) stage.advanceTo(eventTime);
   }
 
@@ -194,26 +220,37 @@ export class GraphRun {
   private compileNodes(options: GraphRunOptions): (id: string) => Edge[] {
     const plan = this.plan;
     const lookups = options.lookups ?? NO_LOOKUPS;
-    const readers = new Map<string, Array<{ input: PlanInput; id: string }>>();
-    for (const node of [...plan.transforms, ...plan.sinks]) {
-      const list = readers.get(node.input.node) ?? [];
-      list.push({ input: node.input, id: node.id });
-      readers.set(node.input.node, list);
+    const all: Reader[] = [
+      ...[...plan.transforms, ...plan.sinks].map(({ id, input }) => ({ id, input })),
+      ...plan.joins.flatMap(({ id, left, right }) => [
+        { id, input: left, side: 'left' as const },
+        { id, input: right, side: 'right' as const },
+      ]),
+    ];
+    const readers = new Map<string, Reader[]>();
+    for (const reader of all) {
+      const list = readers.get(reader.input.node) ?? [];
+      list.push(reader);
+      readers.set(reader.input.node, list);
     }
-    for (const { id, input } of [...plan.transforms, ...plan.sinks]) {
+    for (const { id, input } of all) {
       const known =
         plan.transforms.some((t) => t.id === input.node) ||
+        plan.joins.some((j) => j.id === input.node) ||
         plan.sources.some((s) => s.id === input.node);
       if (!known)
         throw new Error(`pipeline ${plan.id}: ${id} reads ${input.node}, which is not there`);
     }
     const transforms = new Map(plan.transforms.map((t) => [t.id, t]));
+    const joins = new Map(plan.joins.map((join) => [join.id, join]));
     const sinkIds = new Set(plan.sinks.map((sink) => sink.id));
 
     const edgesOf = (id: string): Edge[] =>
-      (readers.get(id) ?? []).map(({ input, id: reader }) => ({
+      (readers.get(id) ?? []).map(({ input, id: reader, side }) => ({
         route: input.route,
-        ...nodeOf(reader),
+        ...(side === undefined
+          ? nodeOf(reader)
+          : this.joinSide(joins.get(reader)!, side, readers, options)),
       }));
 
     const nodeOf = (id: string): Omit<Edge, 'route'> => {
@@ -276,6 +313,69 @@ export class GraphRun {
       };
     };
     return edgesOf;
+  }
+
+  /**
+   * One side of a join: its records enter the join's one stage (made at the first side), or go
+   * downstream keyed by the join key. In process, the stage's watermark is the smaller of the
+   * event times of the sources the two sides descend from.
+   */
+  private joinSide(
+    join: PlanJoin,
+    side: JoinSide,
+    readers: Map<string, Reader[]>,
+    options: GraphRunOptions,
+  ): Omit<Edge, 'route'> {
+    const spec = compileJoin(this.plan.id, join);
+    const stages: Clocked[] = [];
+    let target: StageInputSink;
+    if (options.downstream) target = options.downstream(join.id);
+    else {
+      const stage = this.stageByNode.get(join.id) ?? this.joinStage(spec, join, readers);
+      const sources = sourcesOf(this.plan, join.id);
+      stages.push({
+        advanceTo: () => {
+          let time = Infinity;
+          for (const source of sources)
+            time = Math.min(time, this.sourceTime.get(source) ?? -Infinity);
+          if (time > -Infinity) stage.advanceTo(time);
+        },
+      });
+      target = stage;
+    }
+    const input: StageInput = { ...this.input, side, group: null };
+    return {
+      mutates: false,
+      stages,
+      push: (item) => {
+        const key = spec.keyOf(side, item.envelope);
+        if (key === undefined) {
+          this.counters.skipped += 1;
+          return;
+        }
+        input.group = key;
+        input.time = this.time;
+        input.id = this.recordId;
+        input.envelope = item.envelope;
+        target.add(input);
+      },
+    };
+  }
+
+  private joinStage(spec: JoinSpec, join: PlanJoin, readers: Map<string, Reader[]>) {
+    const sinkId = readers.get(join.id)?.[0]?.id;
+    const stage = spec.createStage({
+      counters: this.counters,
+      trackChanges: false,
+      emitter: {
+        result: (key, record) => sinkId !== undefined && this.sink.result(sinkId, key, record),
+        late: (key, record) => sinkId !== undefined && this.sink.late(sinkId, key, record),
+        refused: (reason, event) =>
+          this.sink.deadLetter({ pipeline_id: this.plan.id, reason, event }),
+      },
+    });
+    this.stageByNode.set(join.id, stage);
+    return stage;
   }
 
   private sinkPush(sinkId: string): Push {

@@ -31,6 +31,16 @@ export abstract class JoinState {
 
   /** An entry's value now (`null`: it is gone). */
   abstract snapshotKey(key: string): unknown;
+  /** The watermark moved to `eventTime` (it never goes back). */
+  abstract advanceTo(eventTime: number): void;
+  /** End of input: whatever waits is decided as if time had run out. */
+  abstract flush(): void;
+  /** Entries held. */
+  abstract size(): number;
+  abstract snapshot(): StateEntry[];
+  /** Applies entries in order (a later entry for a key wins; `null` deletes). */
+  abstract restore(entries: Iterable<StateEntry>): void;
+  abstract clear(): void;
 
   /** Records older than this are late. */
   protected horizon(): number {

@@ -163,6 +163,13 @@ export class TableJoin extends JoinState {
     }
   }
 
+  clear(): void {
+    this.rows.clear();
+    this.waitingIds.clear();
+    while (this.waiting.size > 0) this.waiting.pop();
+    this.resetWatermark();
+  }
+
   private release(): void {
     const record = this.waiting.pop()!;
     if (this.waitingIds.get(record.id) !== record) return; // replaced by a restore

@@ -1,4 +1,4 @@
-import type { EventEnvelope, ReduceResult, WindowResult } from '@sluice/contracts';
+import type { EventEnvelope, JoinResult, ReduceResult, WindowResult } from '@sluice/contracts';
 
 import type { PartialAggregate } from './combiner';
 
@@ -9,15 +9,22 @@ export interface StageInput {
   value: number;
   /** Event time, epoch ms. */
   time: number;
-  /** The (transformed) event, kept only to report it if it is late. */
+  /** The (transformed) event: a join keeps it; an aggregate only reports it if it is late. */
   envelope: EventEnvelope;
+  /** A join's input: the side it enters (`group` is then the join key). */
+  side?: 'left' | 'right';
+  /** A join's input: unique among its side's records (a repeat is ignored). */
+  id?: string;
 }
 
 /** An event that arrived after every window it belongs to had fired (docs/design.md §3). */
 export interface LateRecord {
   pipeline_id: string;
+  /** A join's: the join key. */
   group: string | null;
   route?: string;
+  /** A join's: the side the event came in on. */
+  side?: 'left' | 'right';
   event_time: string;
   watermark: string;
   event: EventEnvelope;
@@ -25,8 +32,10 @@ export interface LateRecord {
 
 /** Where a stage sends what it produces. Keys are the result keys of docs/design.md §3. */
 export interface StageEmitter {
-  result(key: string, record: ReduceResult | WindowResult): void;
+  result(key: string, record: ReduceResult | WindowResult | JoinResult): void;
   late(key: string, record: LateRecord): void;
+  /** An event a stage refuses under an `error` policy (a join's record with no table row). */
+  refused?(reason: string, event: EventEnvelope): void;
 }
 
 /** A state change to mirror to the changelog: `value: null` is a deletion (a tombstone). */
@@ -36,7 +45,7 @@ export interface StateEntry {
 }
 
 /**
- * A stateful operator (reduce or window) for the groups of one input partition. Its state is
+ * A stateful operator (reduce, window or join) for the groups of one input partition. Its state is
  * plain data addressed by string keys, so it can be mirrored to a compacted changelog topic and
  * restored key by key.
  */

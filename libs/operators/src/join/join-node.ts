@@ -1,0 +1,248 @@
+// A join node of a plan, compiled: how each side's record gets its join key, and a stage that
+// holds the join's state and emits result records (docs/design.md §9 "Joins"). An interval join
+// when both inputs are streams; a temporal stream-table join when the right input is a table.
+// The stage is a StatefulStage like a window's, so the processor places, repartitions, mirrors
+// and restores it as it does any stateful node: a join's input is a StageInput whose `group` is
+// the join key and whose `side` says which input it came from. Records carry their envelopes
+// into the state, so a late one is reported with its event.
+import { joinInterval } from '@sluice/contracts';
+import type { EventEnvelope, JoinOperator, JoinResult } from '@sluice/contracts';
+
+import { compileGetter } from '../paths';
+import type { Getter } from '../paths';
+import type { StageFactoryOptions } from '../pipeline';
+import type { PartialAggregate } from '../stateful/combiner';
+import type { LateRecord, StageInput, StateEntry, StatefulStage } from '../stateful/stage';
+import { iso } from '../stateful/stage';
+import { IntervalJoin } from './interval-join';
+import type { JoinSide } from './interval-join';
+import type { JoinState } from './join-state';
+import { TableJoin } from './table-join';
+import type { StreamRecord, TableRow } from './table-join';
+
+export interface JoinNodeSpec {
+  readonly id: string;
+  readonly label: string;
+  readonly operator: JoinOperator;
+  /** The right input is a table source: each left record joins the row current at its time. */
+  readonly table: boolean;
+  /** The key path of each side (a table's rows by the source's `key`). */
+  readonly keyPaths: { left: string; right: string };
+}
+
+/** A join as the processor hosts a stateful node (compare StatefulSpec). */
+export interface JoinSpec {
+  readonly kind: 'join';
+  readonly latenessMs: number;
+  /** After this long without records an upstream stops holding the join's watermark back. */
+  readonly idleTimeoutMs: number | undefined;
+  /** Joins fold nothing upstream. */
+  readonly createCombiner: undefined;
+  /** The record's join key as a string; `undefined`: it has none (the record is skipped). */
+  keyOf(side: JoinSide, envelope: EventEnvelope): string | undefined;
+  createStage(options: StageFactoryOptions): StatefulStage;
+}
+
+export function compileJoin(pipelineId: string, node: JoinNodeSpec): JoinSpec {
+  const getters: Record<JoinSide, Getter> = {
+    left: compileGetter(node.keyPaths.left),
+    right: compileGetter(node.keyPaths.right),
+  };
+  const { allowed_lateness_seconds: lateness, idle_timeout_seconds: idle } = node.operator;
+  const latenessMs = Math.round((lateness ?? 0) * 1000);
+  const context: StageContext = {
+    pipelineId,
+    node,
+    latenessMs,
+    format: formatter(pipelineId, node),
+  };
+  return {
+    kind: 'join',
+    latenessMs,
+    idleTimeoutMs: idle === undefined ? undefined : Math.round(idle * 1000),
+    createCombiner: undefined,
+    keyOf: (side, envelope) => joinKey(getters[side](envelope)),
+    createStage: (options) =>
+      node.table ? new TableJoinStage(context, options) : new IntervalJoinStage(context, options),
+  };
+}
+
+/** Scalars join by their text, as Kafka keys would; objects and arrays are no key. */
+function joinKey(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+type Format = (
+  key: string,
+  time: number,
+  left: EventEnvelope | null,
+  right: EventEnvelope | null,
+) => JoinResult;
+
+interface StageContext {
+  pipelineId: string;
+  node: JoinNodeSpec;
+  latenessMs: number;
+  format: Format;
+}
+
+/** `{ left, right }` payloads, or the `select`ed fields (a side that is not there gives null). */
+function formatter(pipelineId: string, node: JoinNodeSpec): Format {
+  const picks = Object.entries(node.operator.select ?? {}).map(([name, path]) => {
+    const dot = path.indexOf('.');
+    return { name, side: path.slice(0, dot) as JoinSide, get: compileGetter(path.slice(dot + 1)) };
+  });
+  return (key, time, left, right) => {
+    const result: JoinResult = {
+      pipeline_id: pipelineId,
+      join: node.id,
+      key,
+      event_time: iso(time),
+    };
+    if (picks.length === 0) {
+      result.left = left?.payload ?? null;
+      result.right = right?.payload ?? null;
+      return result;
+    }
+    for (const { name, side, get } of picks) {
+      const envelope = side === 'left' ? left : right;
+      result[name] = envelope === null ? null : (get(envelope) ?? null);
+    }
+    return result;
+  };
+}
+
+/** What both stages share: emitting, and everything but how a record enters the join's state. */
+abstract class JoinStage<State extends JoinState> implements StatefulStage {
+  protected readonly state: State;
+
+  constructor(
+    protected readonly context: StageContext,
+    protected readonly options: StageFactoryOptions,
+  ) {
+    this.state = this.createState();
+  }
+
+  abstract add(input: StageInput): void;
+  protected abstract createState(): State;
+
+  addPartial(_partial: PartialAggregate): void {
+    throw new Error(`${this.context.node.label}: a join takes no partial aggregates`);
+  }
+  onWallClock(_now: number): void {}
+  advanceTo(eventTime: number): void {
+    this.state.advanceTo(eventTime);
+  }
+  flush(): void {
+    this.state.flush();
+  }
+  watermark(): number {
+    return this.state.watermark();
+  }
+  size(): number {
+    return this.state.size();
+  }
+  drainChanges(): StateEntry[] {
+    return this.state.drainChanges();
+  }
+  snapshot(): StateEntry[] {
+    return this.state.snapshot();
+  }
+  snapshotKey(key: string): unknown {
+    return this.state.snapshotKey(key);
+  }
+  restore(entries: Iterable<StateEntry>): void {
+    this.state.restore(entries);
+  }
+  clear(): void {
+    this.state.clear();
+  }
+
+  protected emit(key: string, time: number, left: unknown, right: unknown): void {
+    this.options.counters.emitted += 1;
+    this.options.emitter.result(
+      key,
+      this.context.format(key, time, left as EventEnvelope | null, right as EventEnvelope | null),
+    );
+  }
+
+  protected emitLate(
+    key: string,
+    side: JoinSide,
+    time: number,
+    watermark: number,
+    event: unknown,
+  ): void {
+    this.options.counters.late += 1;
+    const record: LateRecord = {
+      pipeline_id: this.context.pipelineId,
+      group: key,
+      side,
+      event_time: iso(time),
+      watermark: iso(watermark),
+      event: event as EventEnvelope,
+    };
+    this.options.emitter.late(key, record);
+  }
+}
+
+class IntervalJoinStage extends JoinStage<IntervalJoin> {
+  protected createState(): IntervalJoin {
+    const { operator } = this.context.node;
+    return new IntervalJoin({
+      kind: operator.kind ?? 'inner',
+      ...joinInterval(operator),
+      latenessMs: this.context.latenessMs,
+      trackChanges: this.options.trackChanges,
+      emitter: {
+        joined: ({ key, time, left, right }) => this.emit(key, time, left, right),
+        late: ({ key, side, time, value }, watermark) =>
+          this.emitLate(key, side, time, watermark, value),
+      },
+    });
+  }
+
+  add({ side, group, time, id, envelope }: StageInput): void {
+    // One record may reach both sides (through two routes of a branch): ids are per side.
+    this.state.add({ side: side!, key: group!, time, id: `${side![0]}${id}`, value: envelope });
+  }
+}
+
+class TableJoinStage extends JoinStage<TableJoin> {
+  protected createState(): TableJoin {
+    return new TableJoin({
+      temporal: true,
+      onMissing: this.context.node.operator.on_missing ?? 'skip',
+      latenessMs: this.context.latenessMs,
+      trackChanges: this.options.trackChanges,
+      emitter: {
+        joined: ({ key, time, stream, table }) => this.emit(key, time, stream, table),
+        missing: (record) => this.missing(record),
+        late: (record: StreamRecord | TableRow, watermark) =>
+          // Only a stream record has an id: a late one is the left side's, else a table row's.
+          this.emitLate(
+            record.key,
+            'id' in record ? 'left' : 'right',
+            record.time,
+            watermark,
+            record.value,
+          ),
+      },
+    });
+  }
+
+  add({ side, group, time, id, envelope }: StageInput): void {
+    if (side === 'left') this.state.add({ key: group!, time, id: id!, value: envelope });
+    else this.state.upsert({ key: group!, time, value: envelope });
+  }
+
+  private missing({ key, time, value }: StreamRecord): void {
+    this.options.counters.failed += 1;
+    this.options.emitter.refused?.(
+      `${this.context.node.label}: no row with key ${JSON.stringify(key)} at ${iso(time)}`,
+      value as EventEnvelope,
+    );
+  }
+}
