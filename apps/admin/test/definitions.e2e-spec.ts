@@ -384,4 +384,56 @@ describe('definitions', () => {
       await kafkaAdmin.disconnect();
     }
   });
+
+  it('previews a join of two streams, and names the path of a join it refuses', async () => {
+    const graph = {
+      name: 'orders-paid',
+      sources: [
+        { id: 'orders', topic: `${prefix}-orders`, event_types: ['order.placed'] },
+        { id: 'payments', topic: `${prefix}-payments` },
+      ],
+      transforms: [
+        {
+          id: 'paid',
+          type: 'join',
+          inputs: ['orders', 'payments'],
+          on: { left: '$.entity_id', right: 'order_id' },
+          within_seconds: 3600,
+          kind: 'left',
+          select: { total: 'left.total', amount: 'right.amount' },
+        },
+      ],
+      sinks: [{ id: 'out', input: 'paid', topic: `${prefix}-orders-paid` }],
+    };
+    const event = (type: string, minute: number, entity: string, payload: object) => ({
+      event_type: type,
+      entity_id: entity,
+      timestamp: Date.UTC(2026, 10, 28, 10, minute),
+      payload,
+    });
+    const preview = await api('POST', '/api/v1/pipelines/preview', {
+      pipeline: graph,
+      events: [
+        { source: 'orders', event: event('order.placed', 0, 'o1', { total: 10 }) },
+        { source: 'orders', event: event('order.placed', 1, 'o2', { total: 20 }) },
+        { source: 'payments', event: event('payment', 30, 'p1', { order_id: 'o1', amount: 10 }) },
+      ],
+    });
+    expect(preview.status).toBe(200);
+    const sinks = preview.body['sinks'] as Record<
+      string,
+      { results: Array<Record<string, unknown>> }
+    >;
+    expect(sinks['out']!.results.map((r) => [r['key'], r['total'], r['amount']])).toEqual([
+      ['o1', 10, 10],
+      ['o2', 20, null],
+    ]);
+
+    const refused = await api('POST', '/api/v1/pipelines', {
+      ...graph,
+      transforms: [{ ...graph.transforms[0], inputs: ['orders', 'refunds'] }],
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('transforms[0].inputs[1]');
+  });
 });

@@ -165,9 +165,14 @@ export class GraphRun {
     for (const stage of this.stageByNode.values()) stage.flush();
   }
 
-  /** The stage of a reduce or window node. */
+  /** The stage of a reduce, window or join node. */
   stageOf(nodeId: string): StatefulStage | undefined {
     return this.stageByNode.get(nodeId);
+  }
+
+  /** The ids of the nodes with a stage of this run's own. */
+  statefulNodeIds(): string[] {
+    return [...this.stageByNode.keys()];
   }
 
   /** Passes an event on to a node's readers: directly to a lone plain one, else each its own. */
@@ -331,7 +336,7 @@ export class GraphRun {
     let target: StageInputSink;
     if (options.downstream) target = options.downstream(join.id);
     else {
-      const stage = this.stageByNode.get(join.id) ?? this.joinStage(spec, join, readers);
+      const stage = this.stageByNode.get(join.id) ?? this.joinStage(spec, join, readers, options);
       const sources = sourcesOf(this.plan, join.id);
       stages.push({
         advanceTo: () => {
@@ -362,11 +367,16 @@ export class GraphRun {
     };
   }
 
-  private joinStage(spec: JoinSpec, join: PlanJoin, readers: Map<string, Reader[]>) {
+  private joinStage(
+    spec: JoinSpec,
+    join: PlanJoin,
+    readers: Map<string, Reader[]>,
+    options: GraphRunOptions,
+  ) {
     const sinkId = readers.get(join.id)?.[0]?.id;
     const stage = spec.createStage({
       counters: this.counters,
-      trackChanges: false,
+      trackChanges: options.trackChanges,
       emitter: {
         result: (key, record) => sinkId !== undefined && this.sink.result(sinkId, key, record),
         late: (key, record) => sinkId !== undefined && this.sink.late(sinkId, key, record),
