@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { canonicalJson, validateDefinition } from '@sluice/contracts';
-import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
+import { canonicalJson, validateDefinition, validateGraphDefinition } from '@sluice/contracts';
+import type { EventEnvelope, PipelineDefinition, PipelineGraph } from '@sluice/contracts';
 import { ensureTopics } from '@sluice/kafka';
 import { generateOrders } from '@sluice/operators/testing';
 import { sleep, withoutEpoch } from '@sluice/testing';
@@ -30,6 +30,12 @@ export function definitionOf(input: unknown): PipelineDefinition {
   const result = validateDefinition(input);
   if (!result.valid) throw new Error(JSON.stringify(result.errors));
   return result.definition;
+}
+
+export function graphOf(input: unknown): PipelineGraph {
+  const result = validateGraphDefinition(input);
+  if (!result.valid) throw new Error(JSON.stringify(result.errors));
+  return result.graph;
 }
 
 export async function produce(
@@ -99,7 +105,11 @@ export async function produceTicks(
   for (let partition = 0; partition < PARTITIONS; partition++) {
     const tick = { event_type: 'clock.tick', timestamp: new Date(time).toISOString(), payload: {} };
     sent.push(tick);
-    await producer.send({ topic, messages: [{ partition, value: JSON.stringify(tick) }] });
+    // Keyed, so that a compacted topic (a table's) takes it too.
+    await producer.send({
+      topic,
+      messages: [{ partition, key: `clock.tick.${partition}`, value: JSON.stringify(tick) }],
+    });
   }
   await producer.disconnect();
   return sent;
@@ -132,7 +142,7 @@ export async function notCommitted(admin: Admin, group: string, topics: string[]
 export async function putPipeline(
   kafka: Kafka,
   pipelinesTopic: string,
-  definition: PipelineDefinition,
+  definition: PipelineDefinition | PipelineGraph,
   /** The CONSUMER_GROUP of the replicas that are to run it. */
   processorGroup: string,
 ): Promise<void> {
