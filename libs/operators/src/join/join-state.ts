@@ -59,6 +59,11 @@ export abstract class JoinState {
     this.changed?.add(key);
   }
 
+  /** Whether changes are tracked: callers skip building a key nobody will read. */
+  protected get tracking(): boolean {
+    return this.changed !== undefined;
+  }
+
   /** The watermark's entry for a snapshot (none before any). */
   protected watermarkEntries(): StateEntry[] {
     return this.current > -Infinity ? [{ key: WATERMARK_KEY, value: this.current }] : [];

@@ -98,7 +98,7 @@ export class TableJoin extends JoinState {
     if (this.waitingIds.has(record.id)) return; // ids are unique; a repeat is ignored
     this.waiting.push(record.time, record, record.id);
     this.waitingIds.set(record.id, record);
-    this.touch(streamKey(record.id));
+    if (this.tracking) this.touch(streamKey(record.id));
   }
 
   /** The watermark moved: stream records that no version can come before any more are joined. */
@@ -174,7 +174,7 @@ export class TableJoin extends JoinState {
     const record = this.waiting.pop()!;
     if (this.waitingIds.get(record.id) !== record) return; // replaced by a restore
     this.waitingIds.delete(record.id);
-    this.touch(streamKey(record.id));
+    if (this.tracking) this.touch(streamKey(record.id));
     this.emit(record);
   }
 
@@ -224,7 +224,7 @@ export class TableJoin extends JoinState {
   }
 
   private touchRow(key: string): void {
-    this.touch(rowKey(key));
+    if (this.tracking) this.touch(rowKey(key));
   }
 }
 
