@@ -1,4 +1,4 @@
-// npm run bench:join [-- --events 2000000 --keys 100000 --rows 1000000 --e2e true]
+// npm run bench:join [-- --events 2000000 --keys 100000 --rows 1000000 --e2e true --profile]
 // The two joins of issue 17, in one run:
 //  (a) in process: the interval join (orders ⋈ payments within an hour, 2 × events, `keys`
 //      join keys) and the temporal table join (events orders ⋈ `rows` customer rows), run by
@@ -45,6 +45,8 @@ const { values: args } = parseArgs({
     keys: { type: 'string', default: '100000' },
     rows: { type: 'string', default: '1000000' },
     e2e: { type: 'string', default: 'true' },
+    /** Writes a V8 CPU profile of each replica under test to bench/results/. */
+    profile: { type: 'boolean', default: false },
   },
 });
 const N = Number(args.events);
@@ -208,6 +210,7 @@ async function endToEnd(admin: Admin, test: Case): Promise<{ rate: number; repli
     prefix,
     group,
     source: test.graph.sources.map((source) => source.topic).join(','),
+    profile: args.profile,
   });
   while ((await consumedBy(replica)) === 0) {
     if (replica.child.exitCode !== null) throw new Error('the replica exited');

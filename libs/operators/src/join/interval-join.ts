@@ -125,13 +125,14 @@ export class IntervalJoin extends JoinState {
       record.matched = true;
       if (!partner.matched) {
         partner.matched = true;
-        if (this.tracking) this.touch(entryKey(partner.id));
+        // Only an unmatched left (left join) or either (outer) record is ever emitted.
+        if (this.tracking && this.emitsUnmatched(partner.side)) this.touch(entryKey(partner.id));
       }
     }
     (input.side === 'left' ? buffers.left : buffers.right).push(record);
     this.byId.set(record.id, record);
     this.expiries.push(this.expiresAt(record), record.id, record.id);
-    if (this.tracking) this.touch(entryKey(record.id));
+    if (this.tracking) this.touchNew(entryKey(record.id));
   }
 
   /**
@@ -204,6 +205,11 @@ export class IntervalJoin extends JoinState {
     this.byId.clear();
     while (this.expiries.size > 0) this.expiries.pop();
     this.resetWatermark();
+  }
+
+  private emitsUnmatched(side: JoinSide): boolean {
+    const { kind } = this.options;
+    return kind === 'outer' || (kind === 'left' && side === 'left');
   }
 
   /** The times a partner of `record` may have, inclusive. */

@@ -6,6 +6,11 @@ import { WATERMARK_KEY } from '../stateful/stage';
 export abstract class JoinState {
   private current = -Infinity;
   private readonly changed: Set<string> | undefined;
+  /**
+   * Keys first written since the last drain: one gone again by the drain was never in the
+   * changelog, so it needs no tombstone (most of a join's records live less than a batch).
+   */
+  private readonly born: Set<string> | undefined;
 
   constructor(
     protected readonly latenessMs: number,
@@ -14,6 +19,7 @@ export abstract class JoinState {
     if (!(latenessMs >= 0))
       throw new Error(`latenessMs must be a number of ms at least 0, not ${latenessMs}`);
     this.changed = trackChanges ? new Set() : undefined;
+    this.born = trackChanges ? new Set() : undefined;
   }
 
   /** The current watermark, epoch ms (-Infinity before any). */
@@ -24,8 +30,13 @@ export abstract class JoinState {
   /** Changes since the last call (only when created with `trackChanges`). */
   drainChanges(): StateEntry[] {
     if (!this.changed || this.changed.size === 0) return [];
-    const entries = [...this.changed].map((key) => ({ key, value: this.snapshotKey(key) }));
+    const entries: StateEntry[] = [];
+    for (const key of this.changed) {
+      const value = this.snapshotKey(key);
+      if (value !== null || !this.born!.has(key)) entries.push({ key, value });
+    }
     this.changed.clear();
+    this.born!.clear();
     return entries;
   }
 
@@ -59,6 +70,12 @@ export abstract class JoinState {
     this.changed?.add(key);
   }
 
+  /** A key that did not exist before: see `born`. */
+  protected touchNew(key: string): void {
+    if (!this.changed!.has(key)) this.born!.add(key);
+    this.changed!.add(key);
+  }
+
   /** Whether changes are tracked: callers skip building a key nobody will read. */
   protected get tracking(): boolean {
     return this.changed !== undefined;
@@ -83,5 +100,6 @@ export abstract class JoinState {
   protected resetWatermark(): void {
     this.current = -Infinity;
     this.changed?.clear();
+    this.born?.clear();
   }
 }

@@ -92,14 +92,22 @@ function disorder(items: Item[]): number {
 }
 
 /** Feeds `items` from `max` on, moving the watermark to the largest time seen; returns it. */
-function feed(run: Run, items: Item[], max = -Infinity, changelog?: StateEntry[]): number {
-  for (const item of items) {
+/** Feeds items in order; with a changelog, drains it every `drainEvery` items and at the end. */
+function feed(
+  run: Run,
+  items: Item[],
+  max = -Infinity,
+  changelog?: StateEntry[],
+  drainEvery = 1,
+): number {
+  items.forEach((item, index) => {
     if (item.kind === 'row') run.join.upsert(item.row);
     else run.join.add(item.record);
     max = Math.max(max, timeOf(item));
     run.join.advanceTo(max);
-    changelog?.push(...run.join.drainChanges());
-  }
+    if (index % drainEvery === 0) changelog?.push(...run.join.drainChanges());
+  });
+  changelog?.push(...run.join.drainChanges());
   return max;
 }
 
@@ -172,7 +180,8 @@ describe('the stream-table join', () => {
         recordsArb,
         fc.array(fc.boolean(), { maxLength: 60 }),
         fc.nat(),
-        (rows, records, picks, cutAt) => {
+        fc.integer({ min: 1, max: 6 }),
+        (rows, records, picks, cutAt, drainEvery) => {
           const items = merge(rows, records, picks);
           const latenessMs = disorder(items);
           const whole = joinOf({ latenessMs, onMissing: 'emit' });
@@ -182,7 +191,7 @@ describe('the stream-table join', () => {
           const cut = cutAt % (items.length + 1);
           const first = joinOf({ latenessMs, onMissing: 'emit', trackChanges: true });
           const changelog: StateEntry[] = [];
-          const max = feed(first, items.slice(0, cut), -Infinity, changelog);
+          const max = feed(first, items.slice(0, cut), -Infinity, changelog, drainEvery);
           for (const state of [first.join.snapshot(), changelog]) {
             const second = joinOf({ latenessMs, onMissing: 'emit' });
             second.join.restore(state);

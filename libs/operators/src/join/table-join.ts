@@ -98,7 +98,7 @@ export class TableJoin extends JoinState {
     if (this.waitingIds.has(record.id)) return; // ids are unique; a repeat is ignored
     this.waiting.push(record.time, record, record.id);
     this.waitingIds.set(record.id, record);
-    if (this.tracking) this.touch(streamKey(record.id));
+    if (this.tracking) this.touchNew(streamKey(record.id));
   }
 
   /** The watermark moved: stream records that no version can come before any more are joined. */
