@@ -201,9 +201,12 @@ interface Case {
   expected: string[];
 }
 
+/** A processor group per join: the restore of one does not wait on the other's changelog. */
+const groupOf = (test: Case) => `${prefix}.${test.name}.processor`;
+
 /** (b) One replica over the pre-produced topics until everything is committed. */
 async function endToEnd(admin: Admin, test: Case): Promise<{ rate: number; replica: Replica }> {
-  const group = `${prefix}.processor`;
+  const group = groupOf(test);
   await putPipeline(kafka, topics.pipelines, graphOf(test.graph), group);
   const replica = startReplica({
     id: `${test.name}-0`,
@@ -259,7 +262,7 @@ async function readAll(topic: string, expected: number): Promise<string[]> {
 /** (c) The table join's replica SIGKILLed; a new one restores the table. */
 async function restoreTime(test: Case, killed: Replica): Promise<string> {
   await stopProcess(killed.child, 'SIGKILL');
-  const group = `${prefix}.processor`;
+  const group = groupOf(test);
   const started = Date.now();
   const second = startReplica({
     id: `${test.name}-restore`,

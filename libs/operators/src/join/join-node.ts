@@ -54,7 +54,7 @@ export function compileJoin(pipelineId: string, node: JoinNodeSpec): JoinSpec {
     pipelineId,
     node,
     latenessMs,
-    format: formatter(pipelineId, node),
+    shape: shapeOf(pipelineId, node),
   };
   return {
     kind: 'join',
@@ -74,49 +74,85 @@ function joinKey(value: unknown): string | undefined {
   return undefined;
 }
 
-type Format = (
-  key: string,
-  time: number,
-  left: EventEnvelope | null,
-  right: EventEnvelope | null,
-) => JoinResult;
+/**
+ * What the join keeps of a record and how it shapes a result: without a `select`, each side's
+ * payload; with one, only the fields it names of that side, so state and changelog hold no more
+ * than the results need. A table join that dead-letters a record with no row keeps its left
+ * records whole, since the dead letter carries the event. A late record is reported from the
+ * envelope in hand as it arrives.
+ */
+interface Shape {
+  keep(side: JoinSide, envelope: EventEnvelope): unknown;
+  result(key: string, time: number, left: unknown, right: unknown): JoinResult;
+}
 
 interface StageContext {
   pipelineId: string;
   node: JoinNodeSpec;
   latenessMs: number;
-  format: Format;
+  shape: Shape;
 }
 
-/** `{ left, right }` payloads, or the `select`ed fields (a side that is not there gives null). */
-function formatter(pipelineId: string, node: JoinNodeSpec): Format {
-  const picks = Object.entries(node.operator.select ?? {}).map(([name, path]) => {
+type Project = (side: JoinSide, envelope: EventEnvelope) => unknown;
+type Fill = (result: JoinResult, left: unknown, right: unknown) => void;
+
+function shapeOf(pipelineId: string, node: JoinNodeSpec): Shape {
+  const [project, fill] = node.operator.select
+    ? selected(node.operator.select)
+    : ([
+        (_side, envelope) => envelope.payload,
+        (result, left, right) => {
+          result.left = (left ?? null) as JoinResult['left'];
+          result.right = (right ?? null) as JoinResult['right'];
+        },
+      ] satisfies [Project, Fill]);
+  const whole = node.table && node.operator.on_missing === 'error';
+  return {
+    keep: (side, envelope) => (whole && side === 'left' ? envelope : project(side, envelope)),
+    result: (key, time, left, right) => {
+      const result: JoinResult = {
+        pipeline_id: pipelineId,
+        join: node.id,
+        key,
+        event_time: iso(time),
+      };
+      const kept = whole && left !== null ? project('left', left as EventEnvelope) : left;
+      fill(result, kept, right);
+      return result;
+    },
+  };
+}
+
+/** A `select`: each side keeps the fields named of it; a result lists them in the select's order. */
+function selected(select: Record<string, string>): [Project, Fill] {
+  const picks = Object.entries(select).map(([name, path]) => {
     const dot = path.indexOf('.');
     return { name, side: path.slice(0, dot) as JoinSide, get: compileGetter(path.slice(dot + 1)) };
   });
-  return (key, time, left, right) => {
-    const result: JoinResult = {
-      pipeline_id: pipelineId,
-      join: node.id,
-      key,
-      event_time: iso(time),
-    };
-    if (picks.length === 0) {
-      result.left = left?.payload ?? null;
-      result.right = right?.payload ?? null;
-      return result;
-    }
-    for (const { name, side, get } of picks) {
-      const envelope = side === 'left' ? left : right;
-      result[name] = envelope === null ? null : (get(envelope) ?? null);
-    }
-    return result;
+  const sides = {
+    left: picks.filter((pick) => pick.side === 'left'),
+    right: picks.filter((pick) => pick.side === 'right'),
   };
+  return [
+    (side, envelope) => {
+      const kept: Record<string, unknown> = {};
+      for (const { name, get } of sides[side]) kept[name] = get(envelope) ?? null;
+      return kept;
+    },
+    (result, left, right) => {
+      for (const { name, side } of picks) {
+        const kept = (side === 'left' ? left : right) as Record<string, unknown> | null;
+        result[name] = kept === null ? null : kept[name];
+      }
+    },
+  ];
 }
 
 /** What both stages share: emitting, and everything but how a record enters the join's state. */
 abstract class JoinStage<State extends JoinState> implements StatefulStage {
   protected readonly state: State;
+  /** The envelope of the record being added: what a record found late is reported with. */
+  protected arriving: EventEnvelope | undefined;
 
   constructor(
     protected readonly context: StageContext,
@@ -162,19 +198,11 @@ abstract class JoinStage<State extends JoinState> implements StatefulStage {
 
   protected emit(key: string, time: number, left: unknown, right: unknown): void {
     this.options.counters.emitted += 1;
-    this.options.emitter.result(
-      key,
-      this.context.format(key, time, left as EventEnvelope | null, right as EventEnvelope | null),
-    );
+    this.options.emitter.result(key, this.context.shape.result(key, time, left, right));
   }
 
-  protected emitLate(
-    key: string,
-    side: JoinSide,
-    time: number,
-    watermark: number,
-    event: unknown,
-  ): void {
+  /** Lateness is decided as a record is added, so the envelope is the one arriving. */
+  protected emitLate(key: string, side: JoinSide, time: number, watermark: number): void {
     this.options.counters.late += 1;
     const record: LateRecord = {
       pipeline_id: this.context.pipelineId,
@@ -182,7 +210,7 @@ abstract class JoinStage<State extends JoinState> implements StatefulStage {
       side,
       event_time: iso(time),
       watermark: iso(watermark),
-      event: event as EventEnvelope,
+      event: this.arriving!,
     };
     this.options.emitter.late(key, record);
   }
@@ -198,15 +226,16 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
       trackChanges: this.options.trackChanges,
       emitter: {
         joined: ({ key, time, left, right }) => this.emit(key, time, left, right),
-        late: ({ key, side, time, value }, watermark) =>
-          this.emitLate(key, side, time, watermark, value),
+        late: ({ key, side, time }, watermark) => this.emitLate(key, side, time, watermark),
       },
     });
   }
 
   add({ side, group, time, id, envelope }: StageInput): void {
+    this.arriving = envelope;
+    const value = this.context.shape.keep(side!, envelope);
     // One record may reach both sides (through two routes of a branch): ids are per side.
-    this.state.add({ side: side!, key: group!, time, id: `${side![0]}${id}`, value: envelope });
+    this.state.add({ side: side!, key: group!, time, id: `${side![0]}${id}`, value });
   }
 }
 
@@ -222,20 +251,16 @@ class TableJoinStage extends JoinStage<TableJoin> {
         missing: (record) => this.missing(record),
         late: (record: StreamRecord | TableRow, watermark) =>
           // Only a stream record has an id: a late one is the left side's, else a table row's.
-          this.emitLate(
-            record.key,
-            'id' in record ? 'left' : 'right',
-            record.time,
-            watermark,
-            record.value,
-          ),
+          this.emitLate(record.key, 'id' in record ? 'left' : 'right', record.time, watermark),
       },
     });
   }
 
   add({ side, group, time, id, envelope }: StageInput): void {
-    if (side === 'left') this.state.add({ key: group!, time, id: id!, value: envelope });
-    else this.state.upsert({ key: group!, time, value: envelope });
+    this.arriving = envelope;
+    const value = this.context.shape.keep(side!, envelope);
+    if (side === 'left') this.state.add({ key: group!, time, id: id!, value });
+    else this.state.upsert({ key: group!, time, value });
   }
 
   private missing({ key, time, value }: StreamRecord): void {
