@@ -8,6 +8,9 @@
 //      record consumed until every source and repartition offset is committed; the output is
 //      checked against the reference run, record for record;
 //  (c) the restore of the table join's state (a version per customer) after a kill -9.
+//  (d) the Kafka Streams 4.4.0 peer of each join (bench/peers/kafka-streams, Joins.java), one
+//      instance, one stream thread, exactly_once_v2, over the same topics: its rate beside
+//      Sluice's, and its results compared with Sluice's.
 // The processor runs as the built app (apps/processor/dist), as users run it.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -38,6 +41,7 @@ import {
   stopProcess,
 } from './support/kafka-bench';
 import type { Replica } from './support/kafka-bench';
+import { buildPeer, startPeer, untilCommitted } from './support/kafka-streams-peer';
 
 const { values: args } = parseArgs({
   options: {
@@ -47,6 +51,8 @@ const { values: args } = parseArgs({
     e2e: { type: 'string', default: 'true' },
     /** Writes a V8 CPU profile of each replica under test to bench/results/. */
     profile: { type: 'boolean', default: false },
+    /** (d) Kafka Streams' peers of both joins over the same topics. */
+    peer: { type: 'string', default: 'true' },
   },
 });
 const N = Number(args.events);
@@ -201,6 +207,51 @@ interface Case {
   expected: string[];
 }
 
+/**
+ * (d) Kafka Streams' join over the same topics, from its first record until its group has
+ * committed every source and repartition record.
+ */
+async function peerRun(admin: Admin, test: Case): Promise<{ rate: number; results: string[] }> {
+  const applicationId = `${prefix}.${test.name}.kafka-streams`;
+  const output = `${prefix}.${test.name}.kafka-streams.out`;
+  await ensureTopics(admin, [{ topic: output, numPartitions: PARTITIONS }]);
+  const sources = test.graph.sources.map((source) => source.topic);
+  const peer = startPeer('Joins', {
+    JOIN: test.name,
+    LEFT_TOPIC: sources[0]!,
+    RIGHT_TOPIC: sources[1]!,
+    OUTPUT_TOPIC: output,
+    APPLICATION_ID: applicationId,
+    PIPELINE_ID: test.graph.id,
+    // The interval join keeps a day for records behind stream time; the table join buffers
+    // none (its rows all come first), so every order is joined as it arrives.
+    GRACE_MS: test.name === 'interval' ? String(DAY) : '0',
+  });
+  try {
+    while (peer.firstRecordAt() === 0) {
+      if (peer.child.exitCode !== null) throw new Error(`the peer exited (${peer.child.exitCode})`);
+      await sleep(20);
+    }
+    const internal = async () =>
+      (await admin.listTopics()).filter(
+        (topic) => topic.startsWith(applicationId) && topic.endsWith('-repartition'),
+      );
+    const done = await untilCommitted(
+      admin,
+      `kafka streams ${test.name}`,
+      applicationId,
+      async () => [...sources, ...(await internal())],
+    );
+    const count = test.left.length + test.right.length;
+    return {
+      rate: rate(count, done - peer.firstRecordAt()),
+      results: await readAll(output, test.expected.length),
+    };
+  } finally {
+    await stopProcess(peer.child);
+  }
+}
+
 /** A processor group per join: the restore of one does not wait on the other's changelog. */
 const groupOf = (test: Case) => `${prefix}.${test.name}.processor`;
 
@@ -342,6 +393,7 @@ async function main(): Promise<void> {
   }
 
   if (args.e2e === 'true') {
+    if (args.peer === 'true') buildPeer();
     log('(b) end to end: producing');
     const admin = kafka.admin();
     await admin.connect();
@@ -382,6 +434,16 @@ async function main(): Promise<void> {
         log('(c) restore of the table');
         lines.push(await restoreTime(test, replica));
       } else await stopProcess(replica.child);
+      if (args.peer !== 'true') continue;
+      log(`(d) kafka streams, ${test.name} join, one instance, one stream thread`);
+      const peer = await peerRun(admin, test);
+      const agrees = JSON.stringify(peer.results) === JSON.stringify(published);
+      lines.push(
+        `${test.name} join, kafka streams 4.4.0 (exactly_once_v2): ${fmt(peer.rate)} events/s; ` +
+          `ratio sluice / kafka streams ${(e2eRate / peer.rate).toFixed(2)} (target >= 1.5); ` +
+          `${fmt(peer.results.length)} results, = sluice: ${agrees ? 'yes' : 'NO'}`,
+      );
+      log(`  ${lines.at(-1)}`);
     }
     await admin.disconnect();
   }

@@ -6,9 +6,7 @@
 // systems' results are compared with each other and with the reference run.
 // The end-of-input ticks are produced once Kafka Streams has committed every order (see below);
 // Sluice then reads the very same topic, ticks included.
-import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { canonicalJson, internalTopics, repartitionTopic } from '@sluice/contracts';
@@ -26,7 +24,6 @@ import {
   definitionOf,
   fmt,
   log,
-  notCommitted,
   PARTITIONS,
   produceOrders,
   produceTicks,
@@ -36,12 +33,12 @@ import {
   startReplica,
   stopProcess,
 } from './support/kafka-bench';
+import { buildPeer, startPeer, untilCommitted } from './support/kafka-streams-peer';
 
 const { values: args } = parseArgs({
   options: { events: { type: 'string', default: '2000000' } },
 });
 const N = Number(args.events);
-const PEER = join(__dirname, 'peers', 'kafka-streams');
 const BROKERS = process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092';
 
 /**
@@ -62,27 +59,6 @@ interface Run {
   results: string[];
 }
 
-/** Waits until `group` has committed every record of `watched`, logging progress. */
-async function untilCommitted(admin: Admin, label: string, group: string, watched: string[]) {
-  let lastReport = 0;
-  for (;;) {
-    const behind = await notCommitted(admin, group, watched);
-    if (behind === 0) return Date.now();
-    if (Date.now() - lastReport > 1000) {
-      lastReport = Date.now();
-      log(`  ${label}: ${fmt(behind)} records not committed yet`);
-    }
-    await sleep(100);
-  }
-}
-
-function buildPeer(): void {
-  log('building the Kafka Streams peer (mvn package)…');
-  execFileSync('mvn', ['-q', '-B', '-f', join(PEER, 'pom.xml'), 'package'], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-}
-
 async function kafkaStreamsRun(
   admin: Admin,
   pipelineId: string,
@@ -92,45 +68,32 @@ async function kafkaStreamsRun(
   const applicationId = `${prefix}.kafka-streams`;
   const output = `${prefix}.kafka-streams.daily_revenue`;
   await ensureTopics(admin, [{ topic: output, numPartitions: PARTITIONS }]);
-  const classpath = [
-    join(PEER, 'target', 'kafka-streams-peer-1.jar'),
-    join(PEER, 'target', 'lib', '*'),
-  ];
-  const child = spawn('java', ['-cp', classpath.join(':'), 'dev.sluice.peer.DailyRevenue'], {
-    env: {
-      ...process.env,
-      KAFKA_BROKERS: BROKERS,
-      APPLICATION_ID: applicationId,
-      SOURCE_TOPIC: source,
-      OUTPUT_TOPIC: output,
-      PIPELINE_ID: pipelineId,
-      GRACE_MS: String(GRACE_MS),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const peer = startPeer('DailyRevenue', {
+    KAFKA_BROKERS: BROKERS,
+    APPLICATION_ID: applicationId,
+    SOURCE_TOPIC: source,
+    OUTPUT_TOPIC: output,
+    PIPELINE_ID: pipelineId,
+    GRACE_MS: String(GRACE_MS),
   });
-  let firstRecordAt = 0;
-  child.stdout.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) {
-      if (!line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { event: string; time?: number; state?: string };
-      if (entry.event === 'first_record') firstRecordAt = entry.time!;
-      if (entry.event === 'state') log(`  kafka streams: ${entry.state}`);
-    }
-  });
+  const child = peer.child;
   try {
-    while (firstRecordAt === 0) {
+    while (peer.firstRecordAt() === 0) {
       if (child.exitCode !== null) throw new Error(`the peer exited with ${child.exitCode}`);
       await sleep(20);
     }
     // Stream time after a repartition is the largest timestamp seen from any source task, so an
     // end-of-input tick from a source partition that finished first would expire the windows the
     // others are still filling. Ticks go in once every order is committed (a pause of one poll).
-    await untilCommitted(admin, 'kafka streams', applicationId, [source]);
+    await untilCommitted(admin, 'kafka streams', applicationId, () => [source]);
     ticks.push(...(await produceTicks(kafka, source, end)));
     const repartition = `${applicationId}-by-currency-repartition`;
-    const done = await untilCommitted(admin, 'kafka streams', applicationId, [source, repartition]);
+    const done = await untilCommitted(admin, 'kafka streams', applicationId, () => [
+      source,
+      repartition,
+    ]);
     return {
-      rate: rate(N + PARTITIONS, done - firstRecordAt),
+      rate: rate(N + PARTITIONS, done - peer.firstRecordAt()),
       results: await readRecords(kafka, output),
     };
   } finally {
@@ -152,7 +115,7 @@ async function sluiceRun(admin: Admin, pipelineId: string): Promise<Run> {
     }
     const started = Date.now();
     const watched = [source, repartitionTopic(definition.id, prefix)];
-    const done = await untilCommitted(admin, 'sluice', group, watched);
+    const done = await untilCommitted(admin, 'sluice', group, () => watched);
     return {
       rate: rate(N + PARTITIONS, done - started),
       results: await readRecords(kafka, definition.output),

@@ -3,7 +3,7 @@
 // run by several replicas with one SIGKILLed mid-stream, equal the reference run of the graph,
 // read read_committed.
 import type { EventEnvelope, GraphDefinitionInput } from '@sluice/contracts';
-import type { SourcedEvent } from '@sluice/operators';
+import type { GraphReferenceResult, SourcedEvent } from '@sluice/operators';
 import { generateOrders } from '@sluice/operators/testing';
 import { sleep, until } from '@sluice/testing';
 
@@ -27,13 +27,16 @@ function random(seed: number): () => number {
   };
 }
 
-/** Orders over two days, each naming its customer; keyed (partitioned) by entity, not by id. */
+/**
+ * Orders over two days, each naming its customer (one in forty a customer with no row);
+ * keyed (partitioned) by entity, not by id.
+ */
 function orders(count: number): EventEnvelope[] {
   const next = random(11);
   return generateOrders({ count, start: START, stepMs: (2 * DAY) / count, seed: 5 }).map(
     (order) => ({
       ...order,
-      payload: { ...order.payload, customer_id: `c${Math.floor(next() * CUSTOMERS)}` },
+      payload: { ...order.payload, customer_id: `c${Math.floor(next() * CUSTOMERS * 1.025)}` },
     }),
   );
 }
@@ -95,7 +98,7 @@ describe('joins on the processor', () => {
     placed: EventEnvelope[],
     sideEvents: EventEnvelope[],
     during: (chunk: number) => Promise<void>,
-  ): Promise<number> {
+  ): Promise<GraphReferenceResult> {
     const chunks = 8;
     for (let chunk = 0; chunk < chunks; chunk++) {
       const part = <T>(all: T[]) =>
@@ -125,7 +128,7 @@ describe('joins on the processor', () => {
       settleMs: 2000,
     });
     expect(canonical(published)).toEqual(canonical(results));
-    return results.length;
+    return expected;
   }
 
   /** Starts a replica at `startAt` and SIGKILLs it at `killAt`, once it has work in hand. */
@@ -169,17 +172,17 @@ describe('joins on the processor', () => {
     await cluster.startReplica('r0');
     await cluster.startReplica('r1');
     const placed = orders(8_000);
-    const results = await streamAndCompare(
+    const expected = await streamAndCompare(
       definition,
       placed,
       payments(placed),
       victimDuring(2, 4),
     );
     // Pairs and unmatched orders both: the hour leaves some payments out.
-    expect(results).toBeGreaterThan(placed.length * 0.9);
+    expect(expected.sinks['out']!.results.length).toBeGreaterThan(placed.length * 0.9);
   });
 
-  it('a temporal table join of orders and customers, 2 replicas, one SIGKILLed', async () => {
+  it('a temporal table join of orders and customers, 2 replicas, one SIGKILLed; an order with no row is a dead letter', async () => {
     const definition: Definition = {
       id: '00000000-0000-4000-8000-0000000000e2',
       name: 'orders-by-tier',
@@ -199,7 +202,7 @@ describe('joins on the processor', () => {
           type: 'join',
           inputs: ['orders', 'customers'],
           on: 'customer_id',
-          on_missing: 'emit',
+          on_missing: 'error',
           select: { total: 'left.total', tier: 'right.tier' },
         },
       ],
@@ -208,12 +211,24 @@ describe('joins on the processor', () => {
     await cluster.putPipeline(definition);
     await cluster.startReplica('r0');
     const placed = orders(8_000);
-    const results = await streamAndCompare(
+    const expected = await streamAndCompare(
       definition,
       placed,
       customerRows(1_000),
       victimDuring(1, 3),
     );
-    expect(results).toBe(placed.length);
+    const refused = expected.dead_letters.length;
+    expect(refused).toBeGreaterThan(50);
+    expect(expected.sinks['out']!.results.length + refused).toBe(placed.length);
+    const dlq = await cluster.readWithHeaders(cluster.topics.dlq, refused);
+    expect(dlq).toHaveLength(refused);
+    expect(
+      dlq.every((record) => /no row with key "c5\d\d"/.test(record.headers['sluice-error'] ?? '')),
+    ).toBe(true);
+    // Each named by its own repartition record.
+    const named = dlq.map(
+      ({ headers }) => `${headers['sluice-source-partition']}/${headers['sluice-source-offset']}`,
+    );
+    expect(new Set(named).size).toBe(refused);
   });
 });

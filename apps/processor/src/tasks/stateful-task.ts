@@ -53,7 +53,6 @@ export class StatefulTask extends Task {
   private readonly upstreamTimes = new Map<string, number>();
   private readonly changedUpstreams = new Set<string>();
   private currentEventJson = '';
-  private current: InputMessage | undefined;
   private readonly input: StageInput = {
     group: null,
     route: undefined,
@@ -166,7 +165,6 @@ export class StatefulTask extends Task {
       input.value = record.value;
       input.time = record.time;
       this.currentEventJson = record.eventJson;
-      this.current = message;
       if (record.side === undefined) {
         input.side = undefined;
         input.envelope = NOT_PARSED;
@@ -304,23 +302,25 @@ export class StatefulTask extends Task {
             record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
           this.send(sink.late, { key, value: resultValue(record, this.epochSuffix()) });
         },
-        refused: (reason: string, event: EventEnvelope) => this.deadLetter(reason, event),
+        refused: (refusal) => this.deadLetter(refusal),
       },
     });
   }
 
-  /** A join refused the record: its event goes to the DLQ, named by its repartition record. */
-  private deadLetter(reason: string, event: EventEnvelope): void {
-    const message = this.current!;
+  /**
+   * A join refused a record: its event goes to the DLQ, named by its repartition record (a
+   * record waits for the watermark, so it is refused while another message is in hand).
+   */
+  private deadLetter(refusal: { reason: string; event: EventEnvelope; key: string; id: string }) {
     this.send(this.stateful.dlqTopic, {
-      key: message.key,
-      value: JSON.stringify(event),
+      key: refusal.key,
+      value: JSON.stringify(refusal.event),
       headers: {
-        [DLQ_HEADERS.error]: reason,
+        [DLQ_HEADERS.error]: refusal.reason,
         [DLQ_HEADERS.pipelineId]: this.pipelineId,
         [DLQ_HEADERS.sourceTopic]: this.topic,
         [DLQ_HEADERS.sourcePartition]: String(this.partition),
-        [DLQ_HEADERS.sourceOffset]: message.offset,
+        [DLQ_HEADERS.sourceOffset]: refusal.id,
       },
     });
   }

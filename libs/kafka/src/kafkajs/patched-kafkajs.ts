@@ -30,6 +30,7 @@ export const REQUIRED_PATCHES = [
   'describe-producers-write-txn-markers',
   'authorization-errors',
   'deleted-target-topics',
+  'linear-partition-grouping',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';

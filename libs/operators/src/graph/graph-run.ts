@@ -380,7 +380,7 @@ export class GraphRun {
       emitter: {
         result: (key, record) => sinkId !== undefined && this.sink.result(sinkId, key, record),
         late: (key, record) => sinkId !== undefined && this.sink.late(sinkId, key, record),
-        refused: (reason, event) =>
+        refused: ({ reason, event }) =>
           this.sink.deadLetter({ pipeline_id: this.plan.id, reason, event }),
       },
     });

@@ -263,11 +263,13 @@ class TableJoinStage extends JoinStage<TableJoin> {
     else this.state.upsert({ key: group!, time, value });
   }
 
-  private missing({ key, time, value }: StreamRecord): void {
+  private missing({ key, time, id, value }: StreamRecord): void {
     this.options.counters.failed += 1;
-    this.options.emitter.refused?.(
-      `${this.context.node.label}: no row with key ${JSON.stringify(key)} at ${iso(time)}`,
-      value as EventEnvelope,
-    );
+    this.options.emitter.refused?.({
+      reason: `${this.context.node.label}: no row with key ${JSON.stringify(key)} at ${iso(time)}`,
+      event: value as EventEnvelope,
+      key,
+      id,
+    });
   }
 }

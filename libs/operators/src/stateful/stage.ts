@@ -34,8 +34,11 @@ export interface LateRecord {
 export interface StageEmitter {
   result(key: string, record: ReduceResult | WindowResult | JoinResult): void;
   late(key: string, record: LateRecord): void;
-  /** An event a stage refuses under an `error` policy (a join's record with no table row). */
-  refused?(reason: string, event: EventEnvelope): void;
+  /**
+   * An event a stage refuses under an `error` policy (a join's record with no table row), with
+   * its key and the id it came with (the processor's: its repartition offset).
+   */
+  refused?(refusal: { reason: string; event: EventEnvelope; key: string; id: string }): void;
 }
 
 /** A state change to mirror to the changelog: `value: null` is a deletion (a tombstone). */

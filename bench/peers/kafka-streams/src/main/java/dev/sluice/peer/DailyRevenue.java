@@ -216,11 +216,11 @@ public final class DailyRevenue {
     }
   }
 
-  private static String text(JsonNode node) {
+  static String text(JsonNode node) {
     return node != null && node.isTextual() ? node.asText() : null;
   }
 
-  private static Serde<JsonNode> jsonSerde() {
+  static Serde<JsonNode> jsonSerde() {
     Serializer<JsonNode> serializer =
         (topic, node) -> {
           try {
@@ -247,17 +247,17 @@ public final class DailyRevenue {
   }
 
   /** One JSON line on stdout: what the bench reads. */
-  private static void line(String event, String fields) {
+  static void line(String event, String fields) {
     System.out.println("{\"event\":\"" + event + "\"," + fields + "}");
     System.out.flush();
   }
 
-  private static String env(String name, String fallback) {
+  static String env(String name, String fallback) {
     String value = System.getenv(name);
     return value == null || value.isEmpty() ? fallback : value;
   }
 
-  private static String required(String name) {
+  static String required(String name) {
     String value = System.getenv(name);
     if (value == null || value.isEmpty()) throw new IllegalArgumentException(name + " is required");
     return value;
