@@ -1,4 +1,5 @@
-// npm run bench:join [-- --events 2000000 --keys 100000 --rows 1000000 --e2e true --profile]
+// npm run bench:join [-- --events 2000000 --keys 100000 --rows 1000000 --e2e true --peer true
+//                      --only interval|table --profile]
 // The two joins of issue 17, in one run:
 //  (a) in process: the interval join (orders ⋈ payments within an hour, 2 × events, `keys`
 //      join keys) and the temporal table join (events orders ⋈ `rows` customer rows), run by
@@ -53,6 +54,8 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     /** (d) Kafka Streams' peers of both joins over the same topics. */
     peer: { type: 'string', default: 'true' },
+    /** Only this join: interval or table. */
+    only: { type: 'string' },
   },
 });
 const N = Number(args.events);
@@ -342,15 +345,16 @@ async function restoreTime(test: Case, killed: Replica): Promise<string> {
 
 async function main(): Promise<void> {
   log(`generating ${fmt(N)} orders, ${fmt(N)} payments over ${fmt(KEYS)} keys, ${fmt(ROWS)} rows`);
-  const orders = stream(N, 'order.placed', 'key', KEYS, 1);
-  const payments = stream(N, 'payment.captured', 'key', KEYS, 2);
-  const tableOrders = stream(N, 'order.placed', 'key', ROWS, 3);
-  const rows = customerRows();
+  const wants = (name: string) => args.only === undefined || args.only === name;
+  const orders = wants('interval') ? stream(N, 'order.placed', 'key', KEYS, 1) : [];
+  const payments = wants('interval') ? stream(N, 'payment.captured', 'key', KEYS, 2) : [];
+  const tableOrders = wants('table') ? stream(N, 'order.placed', 'key', ROWS, 3) : [];
+  const rows = wants('table') ? customerRows() : [];
   const ordersTopic = `${prefix}.orders`;
   const paymentsTopic = `${prefix}.payments`;
   const tableOrdersTopic = `${prefix}.orders-t`;
   const customersTopic = `${prefix}.customers`;
-  const cases: Case[] = [
+  const all: Case[] = [
     {
       name: 'interval',
       graph: { ...intervalGraph(randomUUID(), ordersTopic, paymentsTopic) } as Case['graph'],
@@ -368,6 +372,7 @@ async function main(): Promise<void> {
       expected: [],
     },
   ];
+  const cases = all.filter((test) => wants(test.name));
 
   log('(a) in process');
   const lines: string[] = [];

@@ -43,8 +43,24 @@ export function checkJoins(
         );
   }
   for (const node of nodes.values())
-    if (node.section === 'transforms' && node.item['type'] === 'join')
+    if (node.section === 'transforms' && node.item['type'] === 'join') {
       checkJoin(node, nodes, error);
+      warnOfQuietTable(node, nodes, findings);
+    }
+}
+
+/**
+ * A table join waits for both inputs' event time, and a table that stops changing stops its
+ * own: without an idle timeout every stream record waits until the table's partitions move.
+ */
+function warnOfQuietTable(node: Node, nodes: Map<string, Node>, findings: Findings): void {
+  const inputs = Array.isArray(node.item['inputs']) ? node.item['inputs'] : [];
+  const right = typeof inputs[1] === 'string' ? nodes.get(parseInput(inputs[1]).node) : undefined;
+  if (!isTable(right) || node.item['idle_timeout_seconds'] !== undefined) return;
+  findings.warnings.push({
+    segments: at(node, 'idle_timeout_seconds'),
+    message: `is not set: a record waits until the event time of every partition of the table ${right!.id} passes it, and a table that stops changing holds every record back until its partitions' time moves (tick them, or give the seconds after which a quiet input is left out; under load a busy partition can then be left out too, and its records come late)`,
+  });
 }
 
 function checkJoin(node: Node, nodes: Map<string, Node>, error: ReportError): void {

@@ -41,9 +41,17 @@ describe('validateGraphDefinition: joins and tables', () => {
   it('accepts an interval join and a table join; a table starts at the earliest row', () => {
     const result = validateGraphDefinition(joins());
     expect(result.errors).toEqual([]);
-    expect(result.warnings).toEqual([]);
+    expect(result.warnings).toEqual([
+      {
+        path: 'transforms[1].idle_timeout_seconds',
+        message: expect.stringMatching(/^is not set: .*a table that stops changing holds/),
+      },
+    ]);
     if (!result.valid) throw new Error('invalid');
     expect(result.graph.sources.map((s) => s.start)).toEqual(['latest', 'latest', 'earliest']);
+    const quiet = joins();
+    quiet.transforms[1]!['idle_timeout_seconds'] = 10;
+    expect(validateGraphDefinition(quiet).warnings).toEqual([]);
   });
 
   it('names inputs that resolve to nothing at their index', () => {
