@@ -316,31 +316,33 @@ async function readAll(topic: string, expected: number): Promise<string[]> {
 /** (c) The table join's replica SIGKILLed; a new one restores the table. */
 async function restoreTime(test: Case, killed: Replica): Promise<string> {
   await stopProcess(killed.child, 'SIGKILL');
-  const group = groupOf(test);
   const started = Date.now();
   const second = startReplica({
     id: `${test.name}-restore`,
     prefix,
-    group,
+    group: groupOf(test),
     source: test.graph.sources.map((source) => source.topic).join(','),
   });
-  const restored = () =>
-    second.lines
-      .filter((line) => line.includes('state restored from the changelog'))
-      .map((line) => JSON.parse(line) as { state_entries: number; time: number })
-      .filter((entry) => entry.state_entries !== undefined);
-  while (restored().reduce((sum, e) => sum + e.state_entries, 0) < ROWS) {
-    if (Date.now() - started > 180_000) throw new Error('the restore did not finish in 180 s');
-    await sleep(50);
+  try {
+    const restored = () =>
+      second.lines
+        .filter((line) => line.includes('state restored from the changelog'))
+        .map((line) => JSON.parse(line) as { state_entries: number; time: number });
+    while (restored().reduce((sum, e) => sum + e.state_entries, 0) < ROWS) {
+      if (second.child.exitCode !== null) throw new Error('the restoring replica exited');
+      if (Date.now() - started > 180_000) throw new Error('the restore did not finish in 180 s');
+      await sleep(50);
+    }
+    const assignedAt = second.lines
+      .filter((line) => line.includes('"partitions assigned"'))
+      .map((line) => (JSON.parse(line) as { time: number }).time)
+      .pop();
+    const last = Math.max(...restored().map((entry) => entry.time));
+    const seconds = assignedAt === undefined ? NaN : (last - assignedAt) / 1000;
+    return `restore after kill -9: ${fmt(ROWS)} table rows restored ${seconds.toFixed(2)} s after the partitions were assigned (target <= 5 s)`;
+  } finally {
+    await stopProcess(second.child);
   }
-  const assignedAt = second.lines
-    .filter((line) => line.includes('"partitions assigned"'))
-    .map((line) => (JSON.parse(line) as { time: number }).time)
-    .pop();
-  const last = Math.max(...restored().map((entry) => entry.time));
-  await stopProcess(second.child);
-  const seconds = assignedAt === undefined ? NaN : (last - assignedAt) / 1000;
-  return `restore after kill -9: ${fmt(ROWS)} table rows restored ${seconds.toFixed(2)} s after the partitions were assigned (target <= 5 s)`;
 }
 
 async function main(): Promise<void> {
