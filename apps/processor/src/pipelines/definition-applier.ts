@@ -10,7 +10,6 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { isGraph } from '@sluice/contracts';
 import type { StoredPipeline } from '@sluice/contracts';
 import {
   ensureTopics,
@@ -19,7 +18,7 @@ import {
   retryRetriable,
   startOffsets,
 } from '@sluice/kafka';
-import type { StartPoint, TopicSpec } from '@sluice/kafka';
+import type { TopicSpec } from '@sluice/kafka';
 import { resetCounters } from '@sluice/operators';
 import type { PipelinePlan } from '@sluice/operators';
 
@@ -27,6 +26,7 @@ import type { RegistryChange } from '../registry/definition-registry';
 import { backoffDelay, FAILURE_BACKOFF } from '../support/backoff';
 import type { GlobalTables } from '../tables/global-tables';
 import { activePipeline } from './active-pipeline';
+import { startPoint } from './start-point';
 import type { ActivePipeline } from './active-pipeline';
 import type { PipelineSet } from './pipeline-set';
 
@@ -264,17 +264,4 @@ function generationOf(change: Applicable): { version: number; reset_generation: 
     version: change.pipeline.stored.version,
     reset_generation: change.pipeline.stored.reset_generation,
   };
-}
-
-/** Where a source of `stored` starts: `earliest` or a time (an unreadable time reads it all). */
-function startPoint(stored: StoredPipeline, sourceId: string): StartPoint {
-  const start =
-    (stored.replay_generation ?? 0) > 0 && stored.replay_from !== undefined
-      ? stored.replay_from
-      : isGraph(stored)
-        ? (stored.sources.find((source) => source.id === sourceId)?.start ?? 'latest')
-        : 'latest';
-  if (start === 'earliest') return 'earliest';
-  const time = Date.parse(start === 'latest' ? stored.created_at : start);
-  return Number.isNaN(time) ? 0 : time;
 }
