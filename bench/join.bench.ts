@@ -22,7 +22,7 @@ import { createKafka, ensureTopics } from '@sluice/kafka';
 import { planOfGraph, runGraphReference } from '@sluice/operators';
 import type { SourcedEvent } from '@sluice/operators';
 import { seededRandom } from '@sluice/operators/testing';
-import { sleep, withoutEpoch } from '@sluice/testing';
+import { sleep } from '@sluice/testing';
 import { logLevel } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 
@@ -38,6 +38,7 @@ import {
   produceTicks,
   putPipeline,
   rate,
+  readRecords,
   startReplica,
   stopProcess,
 } from './support/kafka-bench';
@@ -248,7 +249,7 @@ async function peerRun(admin: Admin, test: Case): Promise<{ rate: number; result
     const count = test.left.length + test.right.length;
     return {
       rate: rate(count, done - peer.firstRecordAt()),
-      results: await readAll(output, test.expected.length),
+      results: await readRecords(kafka, output, test.expected.length),
     };
   } finally {
     await stopProcess(peer.child);
@@ -290,27 +291,6 @@ async function endToEnd(admin: Admin, test: Case): Promise<{ rate: number; repli
   }
   const count = test.left.length + test.right.length;
   return { rate: rate(count, Date.now() - started), replica };
-}
-
-/** Every committed record of the sink, canonical; waits until `expected` records are read. */
-async function readAll(topic: string, expected: number): Promise<string[]> {
-  const consumer = kafka.consumer({ groupId: `bench.read.${randomUUID()}`, maxWaitTimeInMs: 100 });
-  const records: string[] = [];
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    eachBatch: async ({ batch }) => {
-      for (const message of batch.messages) {
-        const { value } = withoutEpoch(message.value ? JSON.parse(message.value.toString()) : null);
-        records.push(canonicalJson([message.key?.toString() ?? null, value]));
-      }
-    },
-  });
-  const started = Date.now();
-  while (records.length < expected && Date.now() - started < 120_000) await sleep(200);
-  await sleep(2000);
-  await consumer.disconnect();
-  return records.sort();
 }
 
 /** (c) The table join's replica SIGKILLed; a new one restores the table. */
@@ -429,7 +409,7 @@ async function main(): Promise<void> {
       log(`(b) ${test.name} join, one replica`);
       const { rate: e2eRate, replica } = await endToEnd(admin, test);
       const sink = test.graph.sinks[0]!.topic;
-      const published = await readAll(sink, test.expected.length);
+      const published = await readRecords(kafka, sink, test.expected.length);
       const same = JSON.stringify(published) === JSON.stringify(test.expected);
       lines.push(
         `${test.name} join end to end: ${fmt(e2eRate).padStart(10)} events/s (exactly-once, one replica); ` +

@@ -165,9 +165,10 @@ export async function putPipeline(
 
 /**
  * Every committed record of a topic as `[key, value]` canonical JSON (sorted keys), sorted:
- * two systems' outputs compare equal whatever their field order or number formatting.
+ * two systems' outputs compare equal whatever their field order or number formatting. With
+ * `expected`, it reads until that many have come (at most two minutes), then 2 s more.
  */
-export async function readRecords(kafka: Kafka, topic: string): Promise<string[]> {
+export async function readRecords(kafka: Kafka, topic: string, expected = 0): Promise<string[]> {
   const consumer = kafka.consumer({
     groupId: `bench.read.${randomUUID()}`,
     maxWaitTimeInMs: 100,
@@ -184,7 +185,9 @@ export async function readRecords(kafka: Kafka, topic: string): Promise<string[]
       }
     },
   });
-  await sleep(3000);
+  const started = Date.now();
+  while (records.length < expected && Date.now() - started < 120_000) await sleep(200);
+  await sleep(expected > 0 ? 2000 : 3000);
   await consumer.disconnect();
   return records.sort();
 }
