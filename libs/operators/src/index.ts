@@ -20,6 +20,8 @@ export type { KeyedRecord, ReferenceResult } from './reference';
 export { HoppingCombiner, ReduceCombiner } from './stateful/combiner';
 export type { Combiner, PartialAggregate } from './stateful/combiner';
 export { WATERMARK_KEY, groupStateKey, resultKey } from './stateful/stage';
+export { EVERY_RISE, NO_BOUNDARY, windowEnds } from './stateful/watermark-boundaries';
+export type { WatermarkBoundaries } from './stateful/watermark-boundaries';
 export type {
   LateRecord,
   StageEmitter,

@@ -18,6 +18,8 @@ import { HoppingWindowStage } from './stateful/hopping-window-stage';
 import { ReduceStage } from './stateful/reduce-stage';
 import { SessionWindowStage } from './stateful/session-window-stage';
 import type { StageEmitter, StatefulStage } from './stateful/stage';
+import { EVERY_RISE, NO_BOUNDARY, windowEnds } from './stateful/watermark-boundaries';
+import type { WatermarkBoundaries } from './stateful/watermark-boundaries';
 import { compileBranch } from './stateless/branch';
 import { compileEnrich, NO_LOOKUPS } from './stateless/enrich';
 import type { LookupTables } from './stateless/enrich';
@@ -46,6 +48,8 @@ export interface StatefulSpec {
   readonly groupBy: readonly string[];
   readonly latenessMs: number;
   readonly idleTimeoutMs: number | undefined;
+  /** Which rises of its watermark input it acts on: where a source must announce its time. */
+  readonly watermarkBoundaries: WatermarkBoundaries;
   createStage(options: StageFactoryOptions): StatefulStage;
   /**
    * A combiner for map-side pre-aggregation, where one is exact: not for sessions (they merge by
@@ -168,6 +172,7 @@ export function compileStateful(
       groupBy,
       latenessMs: 0,
       idleTimeoutMs: undefined,
+      watermarkBoundaries: NO_BOUNDARY,
       createStage: (options) => new ReduceStage({ ...options, pipelineId, aggregator }),
       createCombiner: () => new ReduceCombiner(aggregator),
     };
@@ -186,6 +191,7 @@ export function compileStateful(
     const gapMs = Math.round(sessionGapSecondsOf(config) * SECOND);
     return {
       ...spec,
+      watermarkBoundaries: EVERY_RISE,
       createStage: (options) => new SessionWindowStage({ ...options, ...base, gapMs }),
       createCombiner: undefined,
     };
@@ -196,6 +202,9 @@ export function compileStateful(
     config.window_type === 'sliding' ? Math.round(slideSecondsOf(config)! * SECOND) : sizeMs;
   return {
     ...spec,
+    // An idle timeout acts on the wall clock since the last rise: each one keeps a source alive.
+    watermarkBoundaries:
+      idleTimeoutMs === undefined ? windowEnds(sizeMs, slideMs, latenessMs) : EVERY_RISE,
     createStage: (options) => new HoppingWindowStage({ ...options, ...base, sizeMs, slideMs }),
     createCombiner:
       idleTimeoutMs === undefined

@@ -7,12 +7,14 @@ import pino from 'pino';
 import { pipelineRun, validateDefinition } from '@sluice/contracts';
 import type { PipelineDefinition, StoredFields } from '@sluice/contracts';
 import { NO_LOOKUPS, planOfLinear } from '@sluice/operators';
-import { dailyRevenueDefinition } from '@sluice/operators/testing';
+import { dailyRevenueDefinition, orderEvent } from '@sluice/operators/testing';
 
 import { ProcessorMetrics } from '../observability/processor-metrics';
 import { activePipeline } from '../pipelines/active-pipeline';
 import { PipelineSet } from '../pipelines/pipeline-set';
+import { decodeRepartitionRecord } from '../repartition/repartition-records';
 import { SourceTask } from './source-task';
+import type { InputMessage } from './task';
 import { TransactionJournal } from './transaction-journal';
 
 const TOPIC = 'orders';
@@ -43,6 +45,10 @@ interface Driven {
   adoptCommitted(metadata: string | undefined, offset: string | undefined): void;
   commitMetadata(offset: string): string | undefined;
   repositionTo(): string | undefined;
+  handle(messages: InputMessage[]): void;
+  afterBatch(next: string): void;
+  beforeCommit(): void;
+  send(topic: string, message: { value: string | Buffer | null }): void;
 }
 
 function sourceTask(pipelines: PipelineSet, known: () => LinearStored[]) {
@@ -141,5 +147,45 @@ describe('a source task’s positions', () => {
     pipelines.set(active(c));
     task.refresh();
     expect(runsIn(task.commitMetadata('120')).p).toEqual({ [pipelineRun(c)]: 0 });
+  });
+});
+
+describe('a source task’s watermark markers', () => {
+  const DAY = 86_400_000;
+  const day1 = Date.UTC(2026, 10, 1);
+
+  it('are sent when its event time crosses a window end, not after every transaction', () => {
+    const pipelines = new PipelineSet();
+    pipelines.set(active(stored(1)));
+    const task = sourceTask(pipelines, () => [stored(1)]);
+    task.adoptCommitted(undefined, undefined);
+    task.refresh();
+    const markers: number[] = [];
+    task.send = (_topic, message) => {
+      const record = decodeRepartitionRecord(String(message.value));
+      if (record?.kind === 'marker') markers.push(record.time);
+    };
+    let offset = 0;
+    /** One transaction of the task: a batch of orders at these times, then the commit. */
+    const transaction = (...times: number[]) => {
+      task.handle(
+        times.map((time) => ({
+          offset: String(offset++),
+          key: null,
+          value: Buffer.from(JSON.stringify(orderEvent(new Date(time).toISOString()))),
+          timestamp: String(time),
+        })),
+      );
+      task.afterBatch(String(offset));
+      task.beforeCommit();
+    };
+
+    transaction(day1 + 1000); // the first time it knows: announced
+    transaction(day1 + 2000, day1 + 3000);
+    transaction(day1 + DAY - 1); // still inside the first day's window
+    expect(markers).toEqual([day1 + 1000]);
+    transaction(day1 + DAY + 5); // past its end: the window can fire
+    transaction(day1 + DAY + 6, day1 + 2 * DAY - 1);
+    expect(markers).toEqual([day1 + 1000, day1 + DAY + 5]);
   });
 });

@@ -2,7 +2,7 @@
 // runs the stateless nodes of every pipeline that reads this topic, publishes their results to
 // their sinks, and re-keys the inputs of stateful nodes by group into their pipeline's
 // repartition topic, followed by each pipeline's watermark marker to every repartition
-// partition of the pipelines whose windows wait for it (docs/design.md §4).
+// partition when its windows can act on it (docs/design.md §4).
 // Each pipeline has its own position here (docs/design.md §9): a new one starts where its
 // definition says, so the task reads from the smallest position and each pipeline takes only
 // the records at or after its own; the positions commit with the offset (source-positions.ts).
@@ -45,8 +45,8 @@ interface Runner {
   held: boolean;
   /** The largest event time among the records it took: its markers' time. */
   maxEventTime: number;
-  /** Whether a stateful node of it waits for this partition's event time. */
-  announces: boolean;
+  /** The stateful nodes this partition feeds: its event time moves their watermarks. */
+  fed: PlacedNode[];
   /** Event time last announced to the repartition partitions. */
   announced: number;
   /** Fold the batch's inputs per (window, group) before they are repartitioned. */
@@ -210,10 +210,15 @@ export class SourceTask extends Task {
     }
   }
 
+  /**
+   * Each pipeline's marker, when its event time crossed a boundary one of its nodes acts on
+   * (watermark-boundaries.ts): in between, a marker would change nothing downstream.
+   */
   private announceEventTime(): void {
     for (const runner of this.runners) {
       const time = runner.maxEventTime;
-      if (!runner.announces || time <= runner.announced) continue;
+      const from = runner.announced;
+      if (!runner.fed.some((placed) => placed.node.spec.watermarkBoundaries(from, time))) continue;
       const { repartition, repartitionPartitions } = runner.pipeline.topics;
       runner.announced = time;
       if (time > this.positions.announced) this.positions.announced = time;
@@ -271,7 +276,7 @@ export class SourceTask extends Task {
       held: this.source.pipelines.isHeld(pipeline.id),
       // Its event time starts afresh after a restart: only what it reads moves its markers.
       maxEventTime: before?.maxEventTime ?? -Infinity,
-      announces: fed.length > 0,
+      fed,
       announced: before?.announced ?? -Infinity,
       combiners,
     };

@@ -14,6 +14,8 @@ import type { StageFactoryOptions } from '../pipeline';
 import type { PartialAggregate } from '../stateful/combiner';
 import type { LateRecord, StageInput, StateEntry, StatefulStage } from '../stateful/stage';
 import { iso } from '../stateful/stage';
+import { EVERY_RISE } from '../stateful/watermark-boundaries';
+import type { WatermarkBoundaries } from '../stateful/watermark-boundaries';
 import { IntervalJoin } from './interval-join';
 import type { JoinSide } from './interval-join';
 import type { JoinState } from './join-state';
@@ -36,6 +38,8 @@ export interface JoinSpec {
   readonly latenessMs: number;
   /** After this long without records an upstream stops holding the join's watermark back. */
   readonly idleTimeoutMs: number | undefined;
+  /** Every rise: an interval expires, or a table version is released, at any event time. */
+  readonly watermarkBoundaries: WatermarkBoundaries;
   /** Joins fold nothing upstream. */
   readonly createCombiner: undefined;
   /** The record's join key as a string; `undefined`: it has none (the record is skipped). */
@@ -60,6 +64,7 @@ export function compileJoin(pipelineId: string, node: JoinNodeSpec): JoinSpec {
     kind: 'join',
     latenessMs,
     idleTimeoutMs: idle === undefined ? undefined : Math.round(idle * 1000),
+    watermarkBoundaries: EVERY_RISE,
     createCombiner: undefined,
     keyOf: (side, envelope) => joinKey(getters[side](envelope)),
     createStage: (options) =>
