@@ -14,7 +14,7 @@ import { activePipeline } from '../pipelines/active-pipeline';
 import { PipelineSet } from '../pipelines/pipeline-set';
 import { decodeRepartitionRecord } from '../repartition/repartition-records';
 import { SourceTask } from './source-task';
-import type { InputMessage } from './task';
+import type { InputMessage } from './input-batch';
 import { TransactionJournal } from './transaction-journal';
 
 const TOPIC = 'orders';

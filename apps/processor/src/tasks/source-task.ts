@@ -19,7 +19,8 @@ import { decodeRecord } from '../source/decode-record';
 import { SourcePositions } from '../source/source-positions';
 import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
-import type { InputMessage, TaskContext } from './task';
+import type { InputMessage } from './input-batch';
+import type { TaskContext } from './task-context';
 
 export interface SourceTaskContext extends TaskContext {
   pipelines: PipelineSet;

@@ -15,7 +15,8 @@ import { StateManager } from '../state/state-manager';
 import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
 import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
-import type { InputMessage, TaskContext } from './task';
+import type { InputMessage } from './input-batch';
+import type { TaskContext } from './task-context';
 
 export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;

@@ -6,7 +6,8 @@ import type { PipelineSet } from '../pipelines/pipeline-set';
 import type { PartitionMemory } from './committed-offset';
 import { SourceTask } from './source-task';
 import { StatefulTask } from './stateful-task';
-import type { Task, TaskContext } from './task';
+import type { Task } from './task';
+import type { TaskContext } from './task-context';
 
 export interface TaskFactoryOptions {
   context: TaskContext;

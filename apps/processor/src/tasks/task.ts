@@ -1,51 +1,22 @@
-// One input partition's unit of work (docs/design.md §5). The records a batch produces, the state changes
-// it makes and its consumer offset commit together, in the task producer's transaction. How a
-// task (re)starts is decided on what the broker answers, never on a clock:
-// 1. fence: a new InitProducerId for the task's transactional id settles every earlier
-//    transaction of that id (aborts an open one, waits for a pending commit's markers);
-// 2. read the committed offset with require_stable (retried while a commit is pending);
-// 3. rebuild the state from the committed logs (a changelog restore checks its stable end);
-// 4. the consumer reads on from the committed offset.
-// A task kept through a rebalance with nothing uncommitted, whose last acknowledged commit is
-// what the group holds, skips 1 and 3.
-import type { Admin, Kafka } from 'kafkajs';
+// One input partition's unit of work (docs/design.md §5). The records a batch produces, the state
+// changes it makes and its consumer offset commit together, in the task producer's transaction.
+// A task (re)starts on what the broker answers, never on a clock (task-recovery.ts): fence, read
+// the committed offset with require_stable, rebuild the state from the committed logs, and read
+// on from the committed offset.
+import type { Message } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import type { ProcessorMetrics } from '../observability/processor-metrics';
-import { CommittedOffsetReader } from './committed-offset';
+import { SerialQueue } from '../support/serial-queue';
 import type { PartitionMemory, WrittenPartitions } from './committed-offset';
-import { endOpenTransactions } from './open-transactions';
-import { RecordCollector } from './record-collector';
+import { unprocessed } from './input-batch';
+import type { InputBatch, InputMessage } from './input-batch';
+import type { TaskContext } from './task-context';
 import { TaskLifecycle } from './task-lifecycle';
 import type { TaskState } from './task-lifecycle';
+import { TaskOutput } from './task-output';
 import { TaskProducer, transactionalId } from './task-producer';
+import { TaskRecovery } from './task-recovery';
 import { writtenPartitionsOf } from './written-partitions';
-
-export interface TaskContext {
-  kafka: Kafka;
-  admin: Admin;
-  consumerGroup: string;
-  /** SLUICE_TOPIC_PREFIX: the pipelines' internal topics are under it. */
-  topicPrefix: string;
-  logger: Logger;
-  metrics: ProcessorMetrics;
-  commitIntervalMs: number;
-}
-
-/** The part of a kafkajs batch a task reads. */
-export interface InputBatch {
-  messages: InputMessage[];
-  firstOffset(): string | null;
-  lastOffset(): string;
-  offsetLag(): string;
-}
-
-export interface InputMessage {
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  timestamp: string;
-}
 
 export abstract class Task {
   readonly key: string;
@@ -53,9 +24,9 @@ export abstract class Task {
   lag = 0;
   protected readonly logger: Logger;
   private readonly lifecycle: TaskLifecycle;
-  private readonly collector = new RecordCollector();
   private readonly producer: TaskProducer;
-  private readonly committed: CommittedOffsetReader;
+  private readonly output: TaskOutput;
+  private readonly recovery: TaskRecovery;
   /** The next offset to process: every record before it is in the state. */
   private position: string | undefined;
   /**
@@ -63,11 +34,8 @@ export abstract class Task {
    * nothing committed); `undefined` until known.
    */
   private syncedAt: string | null | undefined;
-  /** Work handled since the last queued commit. */
-  private dirty = false;
-  private transactionStarted = 0;
   /** State changes (resumes, batches, ticks) run one at a time. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   /** Counts resumes: a batch accepted before a resume is not processed after it. */
   private resumes = 0;
 
@@ -87,9 +55,13 @@ export abstract class Task {
       memory.journal,
       (seconds) => context.metrics.commitSeconds.observe(seconds),
     );
-    this.committed = new CommittedOffsetReader({
-      admin: context.admin,
-      consumerGroup: context.consumerGroup,
+    this.output = new TaskOutput(this.producer, context.commitIntervalMs, {
+      groupId: context.consumerGroup,
+      topic,
+      partition,
+    });
+    this.recovery = new TaskRecovery({
+      context,
       topic,
       partition,
       logger: this.logger,
@@ -153,8 +125,8 @@ export abstract class Task {
     return this.position;
   }
 
-  protected send(topic: string, message: Parameters<RecordCollector['add']>[1]): void {
-    this.collector.add(topic, message);
+  protected send(topic: string, message: Message): void {
+    this.output.add(topic, message);
   }
 
   get state(): TaskState {
@@ -167,7 +139,7 @@ export abstract class Task {
   }
 
   /**
-   * Brings the task to `running` (steps 1-4 above) and returns the offset the consumer must
+   * Brings the task to `running` (task-recovery.ts) and returns the offset the consumer must
    * read from next: the committed offset, or the partition's first when nothing is committed.
    */
   resume(): Promise<string> {
@@ -175,31 +147,14 @@ export abstract class Task {
       this.lifecycle.moveTo('restoring');
       this.resumes += 1;
       await this.producer.idle();
-      const kept = this.syncedAt !== undefined && !this.dirty && this.producer.error === undefined;
-      let committed = kept ? await this.committed.readIfSettles() : undefined;
-      if (!kept || committed === 'unsettled' || (committed?.offset ?? null) !== this.syncedAt) {
-        if (kept && committed !== 'unsettled') {
-          this.logger.info(
-            { committed: committed?.offset ?? null, had: this.syncedAt },
-            'the committed offset is not this task state; fencing and rebuilding',
-          );
-        }
-        this.collector.clear();
-        this.dirty = false;
-        await this.producer.fence();
-        committed = await this.committed.readAfterFence();
-        await this.endOwnOpenTransactions(committed?.offset);
-        await this.restoreState();
-        this.syncedAt = committed?.offset ?? null;
-      } else {
-        // Kept, nothing to fence: but the broker may have gone down since the last commit and
-        // dropped that commit's marker on a partition this task wrote (README, Known issues),
-        // where every reader would then wait for good.
-        await this.endOwnOpenTransactions(committed?.offset);
-      }
+      const kept =
+        this.output.hasPending || this.producer.error !== undefined ? undefined : this.syncedAt;
+      this.output.discard();
+      const committed = await this.recovery.recover(kept, () => this.restoreState());
+      this.syncedAt = committed?.offset ?? null;
       this.adoptCommitted(committed?.metadata, committed?.offset);
-      this.position = committed?.offset ?? (await this.committed.earliest());
-      this.transactionStarted = Date.now();
+      this.position = committed?.offset ?? (await this.recovery.earliest());
+      this.output.begin();
       this.lifecycle.moveTo('running');
       return this.position;
     });
@@ -217,17 +172,17 @@ export abstract class Task {
       this.assertRunning();
       this.refresh();
       if (await this.repositioned()) return 'reposition';
-      this.handle(this.unprocessed(batch));
+      this.handle(unprocessed(batch, this.position));
       const next = BigInt(batch.lastOffset()) + 1n;
       // Never backwards: a batch kafkajs delivers again must not move the position before
       // records the state already holds.
       if (this.position === undefined || next > BigInt(this.position))
         this.position = next.toString();
       this.afterBatch(this.position);
-      this.dirty = true;
+      this.output.handled();
       this.lag = Number(batch.offsetLag());
-      this.flush();
-      if (Date.now() - this.transactionStarted >= this.context.commitIntervalMs) this.commit();
+      this.output.flush();
+      if (this.output.due(Date.now())) this.commit();
       // Bounded: when the broker falls behind, the consumer waits for it.
       if (this.producer.backlog > 8) await this.producer.idle();
       return undefined;
@@ -242,9 +197,8 @@ export abstract class Task {
       this.refresh();
       if (await this.repositioned()) return 'reposition';
       this.onTick(now);
-      this.flush();
-      if (this.dirty && now - this.transactionStarted >= this.context.commitIntervalMs)
-        this.commit();
+      this.output.flush();
+      if (this.output.due(now)) this.commit();
       return undefined;
     });
   }
@@ -263,7 +217,6 @@ export abstract class Task {
     // while a batch waits behind it.
     this.resumes += 1;
     this.position = target;
-    this.flush();
     this.commit();
     await this.producer.idle();
     this.assertRunning();
@@ -274,8 +227,8 @@ export abstract class Task {
   commitNow(): Promise<void> {
     return this.exclusive(async () => {
       if (!this.lifecycle.is('running')) return;
-      this.flush();
-      if (this.dirty) this.commit();
+      this.output.flush();
+      if (this.output.hasPending) this.commit();
       await this.producer.idle();
       this.assertRunning();
     });
@@ -293,22 +246,11 @@ export abstract class Task {
 
   /** Closes the producer; uncommitted work is aborted (the next owner redoes it). */
   close(): Promise<void> {
-    const closing = this.queue.then(async () => {
+    return this.queue.run(async () => {
       if (!this.lifecycle.is('closed')) this.lifecycle.moveTo('closed');
-      this.collector.clear();
+      this.output.discard();
       await this.producer.close();
     });
-    this.queue = closing.catch(() => undefined);
-    return closing;
-  }
-
-  /** The batch's messages at or after `position`: kafkajs may deliver some again. */
-  private unprocessed(batch: InputBatch): InputMessage[] {
-    const first = batch.firstOffset();
-    if (first === null || this.position === undefined) return batch.messages;
-    const position = BigInt(this.position);
-    if (BigInt(first) >= position) return batch.messages;
-    return batch.messages.filter((message) => BigInt(message.offset) >= position);
   }
 
   private assertRunning(): void {
@@ -317,55 +259,23 @@ export abstract class Task {
       throw new Error(`task ${this.key} is ${this.lifecycle.state}, not running`);
   }
 
-  private flush(): void {
-    if (this.collector.isEmpty) return;
-    this.dirty = true;
-    this.producer.send(this.collector.drain());
-  }
-
   /** Queues the commit of everything handled so far, with the offset and metadata of now. */
   private commit(): void {
     this.beforeCommit();
-    this.flush();
     const offset = this.position;
     const metadata = offset === undefined ? undefined : this.commitMetadata(offset);
-    this.dirty = false;
-    this.transactionStarted = Date.now();
-    const toCommit =
-      offset === undefined
-        ? undefined
-        : {
-            groupId: this.context.consumerGroup,
-            topic: this.topic,
-            partition: this.partition,
-            offset,
-            metadata,
-          };
-    this.producer.commit(toCommit, () => {
+    this.output.commit(offset, metadata, () => {
       if (offset === undefined) return;
       this.syncedAt = offset;
       this.memory.acknowledged = offset;
     });
   }
 
-  /** Ends a transaction of this task left open on a partition it wrote, as it was decided. */
-  private endOwnOpenTransactions(committed: string | undefined): Promise<void> {
-    return endOpenTransactions({
-      admin: this.context.admin,
-      journal: this.memory.journal,
-      committed,
-      taskKey: this.key,
-      logger: this.logger,
-    });
-  }
-
   /** Runs one state change at a time: resumes, batches and ticks of a task never interleave. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(() => {
+    return this.queue.run(() => {
       if (this.lifecycle.is('closed')) throw new Error(`task ${this.key} is closed`);
       return work();
     });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 }

@@ -1,0 +1,16 @@
+// What every task of a replica shares: its clients, group, topic prefix, logger and metrics.
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import type { ProcessorMetrics } from '../observability/processor-metrics';
+
+export interface TaskContext {
+  kafka: Kafka;
+  admin: Admin;
+  consumerGroup: string;
+  /** SLUICE_TOPIC_PREFIX: the pipelines' internal topics are under it. */
+  topicPrefix: string;
+  logger: Logger;
+  metrics: ProcessorMetrics;
+  commitIntervalMs: number;
+}

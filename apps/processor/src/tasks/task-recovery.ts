@@ -1,0 +1,94 @@
+// How a task (re)starts, decided on what the broker answers, never on a clock:
+// 1. fence: a new InitProducerId for the task's transactional id settles every earlier
+//    transaction of that id (aborts an open one, waits for a pending commit's markers);
+// 2. read the committed offset with require_stable (retried while a commit is pending);
+// 3. end what the task's own earlier transactions left open on the partitions it wrote;
+// 4. rebuild the state from the committed logs (a changelog restore checks its stable end).
+// The consumer then reads on from the committed offset. A task kept through a rebalance with
+// nothing uncommitted, whose last acknowledged commit is what the group holds, does 3 alone.
+import type { Logger } from 'pino';
+
+import type { CommittedOffset } from '@sluice/kafka';
+
+import { CommittedOffsetReader } from './committed-offset';
+import type { PartitionMemory, WrittenPartitions } from './committed-offset';
+import { endOpenTransactions } from './open-transactions';
+import type { TaskContext } from './task-context';
+import type { TaskProducer } from './task-producer';
+
+export interface TaskRecoveryParts {
+  context: TaskContext;
+  topic: string;
+  partition: number;
+  logger: Logger;
+  memory: PartitionMemory;
+  producer: TaskProducer;
+  /** Every partition the task may have written: what a hanging sweep covers. */
+  writtenPartitions: () => Promise<WrittenPartitions>;
+}
+
+export class TaskRecovery {
+  private readonly committed: CommittedOffsetReader;
+
+  constructor(private readonly parts: TaskRecoveryParts) {
+    const { context, topic, partition, logger, memory, producer, writtenPartitions } = parts;
+    this.committed = new CommittedOffsetReader({
+      admin: context.admin,
+      consumerGroup: context.consumerGroup,
+      topic,
+      partition,
+      logger,
+      memory,
+      producer,
+      writtenPartitions,
+    });
+  }
+
+  /**
+   * Brings the task's transactions and state to what the group committed, and returns that.
+   * `kept`: the committed offset the task's in-memory state equals, with nothing uncommitted
+   * (`null`: nothing committed); `undefined` when it has to be rebuilt in any case.
+   */
+  async recover(
+    kept: string | null | undefined,
+    rebuild: () => Promise<void>,
+  ): Promise<CommittedOffset | undefined> {
+    const { producer, logger } = this.parts;
+    let committed = kept === undefined ? undefined : await this.committed.readIfSettles();
+    if (kept === undefined || committed === 'unsettled' || (committed?.offset ?? null) !== kept) {
+      if (kept !== undefined && committed !== 'unsettled') {
+        logger.info(
+          { committed: committed?.offset ?? null, had: kept },
+          'the committed offset is not this task state; fencing and rebuilding',
+        );
+      }
+      await producer.fence();
+      committed = await this.committed.readAfterFence();
+      await this.endOwnOpenTransactions(committed?.offset);
+      await rebuild();
+      return committed;
+    }
+    // Kept, nothing to fence: but the broker may have gone down since the last commit and
+    // dropped that commit's marker on a partition this task wrote (README, Known issues), where
+    // every reader would then wait for good.
+    await this.endOwnOpenTransactions(committed?.offset);
+    return committed;
+  }
+
+  /** The partition's first offset: where a task with nothing committed reads from. */
+  earliest(): Promise<string> {
+    return this.committed.earliest();
+  }
+
+  /** Ends a transaction of this task left open on a partition it wrote, as it was decided. */
+  private endOwnOpenTransactions(committed: string | undefined): Promise<void> {
+    const { memory, topic, partition, logger, context } = this.parts;
+    return endOpenTransactions({
+      admin: context.admin,
+      journal: memory.journal,
+      committed,
+      taskKey: `${topic}/${partition}`,
+      logger,
+    });
+  }
+}
