@@ -3,19 +3,18 @@
 // minimum event time announced by the source partitions of its own sources, publishes results
 // and late events to the node's sink, and mirrors every state change to the same partition of
 // the changelog, all in the task's transaction.
-import { DLQ_HEADERS } from '@sluice/contracts';
-import type { EventEnvelope, ResultRecord } from '@sluice/contracts';
-import type { LateRecord, StageInput, StateEntry, StatefulStage } from '@sluice/operators';
+import type { EventEnvelope } from '@sluice/contracts';
+import type { StageInput, StatefulStage } from '@sluice/operators';
 
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
-import { resultValue } from '../pipelines/result-value';
 import { decodeRepartitionRecord, isLaterGeneration } from '../repartition/repartition-records';
 import { StateManager } from '../state/state-manager';
-import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
 import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
+import { HostedNodes } from './hosted-nodes';
 import type { InputMessage } from './input-batch';
+import { NOT_PARSED, stageOutputs } from './stage-outputs';
 import type { TaskContext } from './task-context';
 
 export interface StatefulTaskContext extends TaskContext {
@@ -24,31 +23,17 @@ export interface StatefulTaskContext extends TaskContext {
   dlqTopic: string;
 }
 
-/** One stateful node of the pipeline, as this partition holds it. */
-interface NodeState {
-  readonly placed: PlacedNode;
-  readonly stage: StatefulStage;
-  watermarks: UpstreamWatermarks;
-  /** The event time last given to the stage. */
-  watermarkInput: number;
-}
-
 /** A record of a later definition than this replica knows: retried once it has caught up. */
 export class DefinitionBehindError extends Error {
   override readonly name = 'DefinitionBehindError';
   readonly retriable = true;
 }
 
-/** Stands in for the event until it turns out to be late (then it is parsed). */
-const NOT_PARSED = Object.freeze({ event_type: '', payload: {} });
-
 export class StatefulTask extends Task {
   private pipeline: ActivePipeline | undefined;
   private epoch: string | undefined;
   private run: string | undefined;
-  private nodes: NodeState[] = [];
-  /** By tag; the untagged only node under ''. */
-  private byTag = new Map<string, NodeState>();
+  private readonly nodes = new HostedNodes();
   private stateManager: StateManager | undefined;
   /** Every upstream's announced event time: facts about the streams, kept across epochs. */
   private readonly upstreamTimes = new Map<string, number>();
@@ -74,7 +59,7 @@ export class StatefulTask extends Task {
 
   /** The state entries held (what a restore rebuilt, and what processing added since). */
   stateSize(): number {
-    return this.nodes.reduce((size, node) => size + node.stage.size(), 0);
+    return this.nodes.size();
   }
 
   protected async restoreState(): Promise<void> {
@@ -88,15 +73,14 @@ export class StatefulTask extends Task {
     if (!pipeline?.topics.changelog) return;
 
     const summary = await this.stateOf(pipeline).restore(pipeline.id, pipeline.epoch, {
-      state: (entries) => this.restoreEntries(entries),
+      state: (entries) => this.nodes.restore(entries),
       upstream: (upstream, time) => {
         if (time === undefined) this.upstreamTimes.delete(upstream);
         else this.upstreamTimes.set(upstream, time);
-        for (const node of this.nodes) node.watermarks.restore(upstream, time);
+        this.nodes.restoreUpstream(upstream, time);
       },
     });
-    const now = Date.now();
-    for (const node of this.nodes) node.watermarkInput = node.watermarks.minimum(now);
+    this.nodes.settle(Date.now());
     this.logger.info(
       {
         pipeline_id: pipeline.id,
@@ -126,7 +110,7 @@ export class StatefulTask extends Task {
       this.pipeline = undefined;
       return;
     }
-    if (current.epoch === this.epoch && this.nodes.length > 0) {
+    if (current.epoch === this.epoch && !this.nodes.isEmpty) {
       this.pipeline = current; // another sink topic or name; the same state
       return;
     }
@@ -134,7 +118,7 @@ export class StatefulTask extends Task {
   }
 
   protected handle(messages: InputMessage[]): void {
-    if (!this.pipeline || this.nodes.length === 0) return;
+    if (!this.pipeline || this.nodes.isEmpty) return;
     const epoch = this.epoch;
     const input = this.input;
     for (const message of messages) {
@@ -155,7 +139,7 @@ export class StatefulTask extends Task {
         this.onMarker(record.upstream, record.time);
         continue;
       }
-      const node = this.byTag.get(record.node ?? '');
+      const node = this.nodes.get(record.node);
       if (!node) continue;
       if (record.kind === 'partial') {
         node.stage.addPartial(record.partial);
@@ -182,11 +166,8 @@ export class StatefulTask extends Task {
 
   protected onTick(now: number): void {
     if (!this.pipeline) return;
-    for (const node of this.nodes) {
-      // An upstream may have just become idle: the others alone may now move the watermark.
-      this.advanceWatermark(node, now);
-      node.stage.onWallClock(now);
-    }
+    // An upstream may have just become idle: the others alone may now move the watermark.
+    this.nodes.tick(now);
     this.writeChanges();
   }
 
@@ -195,35 +176,7 @@ export class StatefulTask extends Task {
     if (time <= (this.upstreamTimes.get(upstream) ?? -Infinity)) return;
     this.upstreamTimes.set(upstream, time);
     this.changedUpstreams.add(upstream);
-    for (const node of this.nodes)
-      if (node.watermarks.announce(upstream, time, now)) this.advanceWatermark(node, now);
-  }
-
-  private advanceWatermark(node: NodeState, now: number): void {
-    const minimum = node.watermarks.minimum(now);
-    if (minimum > node.watermarkInput) {
-      node.watermarkInput = minimum;
-      node.stage.advanceTo(minimum);
-    }
-  }
-
-  /** A restored batch of state entries, each to the stage of the node its key names. */
-  private restoreEntries(entries: StateEntry[]): void {
-    const only = this.byTag.get('');
-    if (only) {
-      only.stage.restore(entries);
-      return;
-    }
-    const byNode = new Map<NodeState, StateEntry[]>();
-    for (const entry of entries) {
-      const bar = entry.key.indexOf('|');
-      const node = bar < 0 ? undefined : this.byTag.get(entry.key.slice(0, bar));
-      if (!node) continue; // a node the pipeline no longer has
-      const list = byNode.get(node) ?? [];
-      list.push({ key: entry.key.slice(bar + 1), value: entry.value });
-      byNode.set(node, list);
-    }
-    for (const [node, list] of byNode) node.stage.restore(list);
+    this.nodes.announce(upstream, time, now);
   }
 
   /** The pipeline's changelog partition of this task (its topic never changes). */
@@ -242,18 +195,7 @@ export class StatefulTask extends Task {
 
   /** A fresh stage and watermark for each of the pipeline's stateful nodes. */
   private setNodes(pipeline: ActivePipeline | undefined): void {
-    const now = Date.now();
-    this.nodes = (pipeline?.stateful ?? []).map((placed) => ({
-      placed,
-      stage: this.createStage(pipeline!, placed),
-      watermarks: new UpstreamWatermarks({
-        upstreams: placed.upstreams,
-        idleTimeoutMs: placed.node.spec.idleTimeoutMs,
-        now,
-      }),
-      watermarkInput: -Infinity,
-    }));
-    this.byTag = new Map(this.nodes.map((node) => [node.placed.tag ?? '', node]));
+    this.nodes.reset(pipeline?.stateful ?? [], (placed) => this.createStage(pipeline!, placed));
   }
 
   /**
@@ -264,86 +206,42 @@ export class StatefulTask extends Task {
    */
   private startEpoch(pipeline: ActivePipeline): void {
     const changelog = pipeline.topics.changelog!;
-    const oldKeys = this.nodes.flatMap((node) =>
-      node.stage
-        .snapshot()
-        .map((entry) => ({ key: node.placed.keyPrefix + entry.key, value: null })),
-    );
+    const oldKeys = this.nodes.keys().map((key) => ({ key, value: null }));
     for (const message of this.stateOf(pipeline).tombstones(oldKeys)) this.send(changelog, message);
     this.pipeline = pipeline;
     this.epoch = pipeline.epoch;
     if (pipeline.run !== this.run) this.upstreamTimes.clear();
     this.run = pipeline.run;
     this.setNodes(pipeline);
-    const now = Date.now();
     for (const [upstream, time] of this.upstreamTimes) {
       this.changedUpstreams.add(upstream);
-      for (const node of this.nodes) node.watermarks.restore(upstream, time);
+      this.nodes.restoreUpstream(upstream, time);
     }
-    for (const node of this.nodes) this.advanceWatermark(node, now);
+    this.nodes.advanceAll(Date.now());
     this.writeChanges();
     this.logger.info({ pipeline_id: pipeline.id, epoch: pipeline.epoch }, 'state starts afresh');
   }
 
   private createStage(pipeline: ActivePipeline, placed: PlacedNode): StatefulStage {
-    const nodeId = placed.node.id;
     return placed.node.spec.createStage({
       counters: pipeline.counters,
       trackChanges: true,
-      emitter: {
-        result: (key: string, record: ResultRecord) => {
-          const sink = this.sinkOf(nodeId);
-          if (sink) this.send(sink.topic, { key, value: resultValue(record, this.epochSuffix()) });
-        },
-        late: (key: string, record: LateRecord) => {
-          const sink = this.sinkOf(nodeId);
-          if (!sink) return;
-          // A late event's payload is parsed only now; a late partial carries its own summary.
-          if (record.event === NOT_PARSED)
-            record.event = JSON.parse(this.currentEventJson) as LateRecord['event'];
-          this.send(sink.late, { key, value: resultValue(record, this.epochSuffix()) });
-        },
-        refused: (refusal) => this.deadLetter(refusal),
-      },
+      emitter: stageOutputs(placed.node.id, {
+        send: (topic, message) => this.send(topic, message),
+        pipeline: () => this.pipeline,
+        currentEventJson: () => this.currentEventJson,
+        dlqTopic: this.stateful.dlqTopic,
+        pipelineId: this.pipelineId,
+        topic: this.topic,
+        partition: this.partition,
+      }),
     });
-  }
-
-  /**
-   * A join refused a record: its event goes to the DLQ, named by its repartition record (a
-   * record waits for the watermark, so it is refused while another message is in hand).
-   */
-  private deadLetter(refusal: { reason: string; event: EventEnvelope; key: string; id: string }) {
-    this.send(this.stateful.dlqTopic, {
-      key: refusal.key,
-      value: JSON.stringify(refusal.event),
-      headers: {
-        [DLQ_HEADERS.error]: refusal.reason,
-        [DLQ_HEADERS.pipelineId]: this.pipelineId,
-        [DLQ_HEADERS.sourceTopic]: this.topic,
-        [DLQ_HEADERS.sourcePartition]: String(this.partition),
-        [DLQ_HEADERS.sourceOffset]: refusal.id,
-      },
-    });
-  }
-
-  private epochSuffix(): string {
-    return this.pipeline!.epochSuffix;
-  }
-
-  /** Where a node's results go under the pipeline's current definition (sinks may move). */
-  private sinkOf(nodeId: string) {
-    return this.pipeline?.stateful.find((placed) => placed.node.id === nodeId)?.sink;
   }
 
   private writeChanges(): void {
     const pipeline = this.pipeline;
-    if (!pipeline || this.nodes.length === 0 || !this.epoch) return;
-    const entries: StateEntry[] = [];
-    for (const node of this.nodes) {
-      const prefix = node.placed.keyPrefix;
-      for (const entry of node.stage.drainChanges())
-        entries.push(prefix ? { key: prefix + entry.key, value: entry.value } : entry);
-    }
+    if (!pipeline || this.nodes.isEmpty || !this.epoch) return;
+    const entries = this.nodes.drainChanges();
     const upstreams = [...this.changedUpstreams].map((upstream): [string, number | undefined] => [
       upstream,
       this.upstreamTimes.get(upstream),
