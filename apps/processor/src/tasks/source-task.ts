@@ -7,18 +7,19 @@
 // definition says, so the task reads from the smallest position and each pipeline takes only
 // the records at or after its own; the positions commit with the offset (source-positions.ts).
 import { DLQ_HEADERS } from '@sluice/contracts';
-import type { EventEnvelope, ResultRecord } from '@sluice/contracts';
-import { GraphRun, groupStateKey } from '@sluice/operators';
-import type { Combiner, DeadLetter, LookupTables, StageInput } from '@sluice/operators';
+import type { EventEnvelope } from '@sluice/contracts';
+import { groupStateKey } from '@sluice/operators';
+import type { Combiner, LookupTables, StageInput } from '@sluice/operators';
 
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
-import { resultValue } from '../pipelines/result-value';
-import { encodeEvent, encodeMarker, encodePartial } from '../repartition/repartition-records';
+import { encodeEvent, encodeMarker } from '../repartition/repartition-records';
 import { decodeRecord } from '../source/decode-record';
 import { SourcePositions } from '../source/source-positions';
 import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
+import { createRunner, drainPartials, markerDue } from './source-runner';
+import type { Runner } from './source-runner';
 import type { InputMessage } from './input-batch';
 import type { TaskContext } from './task-context';
 
@@ -33,25 +34,6 @@ export interface SourceTaskContext extends TaskContext {
    * pipeline is deleted or replayed.
    */
   knownRuns: (topic?: string) => ReadonlySet<string>;
-}
-
-interface Runner {
-  pipeline: ActivePipeline;
-  graph: GraphRun;
-  /** Its sources that read this task's topic: each record enters each of them. */
-  sourceIds: string[];
-  /** The first offset it takes (the records before it are not its own). */
-  position: number;
-  /** Held (held-pipelines.ts): it takes nothing, and its position stays. */
-  held: boolean;
-  /** The largest event time among the records it took: its markers' time. */
-  maxEventTime: number;
-  /** The stateful nodes this partition feeds: its event time moves their watermarks. */
-  fed: PlacedNode[];
-  /** Event time last announced to the repartition partitions. */
-  announced: number;
-  /** Fold the batch's inputs per (window, group) before they are repartitioned. */
-  combiners: Array<{ placed: PlacedNode; combiner: Combiner }>;
 }
 
 export class SourceTask extends Task {
@@ -200,26 +182,15 @@ export class SourceTask extends Task {
   }
 
   private sendPartials(runner: Runner): void {
-    const { pipeline } = runner;
-    for (const { placed, combiner } of runner.combiners) {
-      for (const partial of combiner.drain()) {
-        this.send(pipeline.topics.repartition!, {
-          key: groupStateKey(partial.route, partial.group),
-          value: encodePartial(pipeline, placed.tag, partial),
-        });
-      }
-    }
+    const topic = runner.pipeline.topics.repartition!;
+    for (const record of drainPartials(runner)) this.send(topic, record);
   }
 
-  /**
-   * Each pipeline's marker, when its event time crossed a boundary one of its nodes acts on
-   * (watermark-boundaries.ts): in between, a marker would change nothing downstream.
-   */
+  /** Each pipeline's marker, when one of its nodes can act on it (source-runner.ts). */
   private announceEventTime(): void {
     for (const runner of this.runners) {
+      if (!markerDue(runner)) continue;
       const time = runner.maxEventTime;
-      const from = runner.announced;
-      if (!runner.fed.some((placed) => placed.node.spec.watermarkBoundaries(from, time))) continue;
       const { repartition, repartitionPartitions } = runner.pipeline.topics;
       runner.announced = time;
       if (time > this.positions.announced) this.positions.announced = time;
@@ -230,57 +201,19 @@ export class SourceTask extends Task {
   }
 
   private runnerFor(pipeline: ActivePipeline, before: Runner | undefined): Runner {
-    const sourceIds = pipeline.plan.sources
-      .filter((source) => source.topics.includes(this.topic))
-      .map((source) => source.id);
-    const fed = pipeline.stateful.filter((placed) =>
-      placed.node.sources.some((source) => sourceIds.includes(source.id)),
-    );
-    const combiners: Runner['combiners'] = [];
-    for (const placed of fed) {
-      const combiner = placed.node.spec.createCombiner?.();
-      if (combiner) combiners.push({ placed, combiner });
-    }
-    const { sinks } = pipeline.topics;
-    const graph = new GraphRun(
-      pipeline.plan,
-      {
-        result: (sinkId: string, key: string, record: ResultRecord) =>
-          this.send(sinks.get(sinkId)!.topic, {
-            key,
-            value: resultValue(record, pipeline.epochSuffix),
-          }),
-        late: () => {
-          throw new Error('a source partition has no windows, so nothing can be late here');
-        },
-        deadLetter: (record: DeadLetter) => this.deadLetter(pipeline.id, record.reason),
-      },
-      {
-        counters: pipeline.counters,
-        lookups: this.source.lookups,
-        downstream: (nodeId) => {
-          const placed = pipeline.stateful.find((p) => p.node.id === nodeId)!;
-          const combiner = combiners.find((c) => c.placed === placed)?.combiner;
-          return { add: (input) => this.repartition(pipeline, placed, combiner, input) };
-        },
-      },
-    );
-    return {
-      pipeline,
-      graph,
-      sourceIds,
+    return createRunner(pipeline, before, {
+      topic: this.topic,
+      lookups: this.source.lookups,
       // Where its run is here: a new one starts where its definition says (0: the first offset).
       position: this.positions.positionOf(
         pipeline.run,
         () => pipeline.starts.get(this.upstream) ?? 0,
       ),
       held: this.source.pipelines.isHeld(pipeline.id),
-      // Its event time starts afresh after a restart: only what it reads moves its markers.
-      maxEventTime: before?.maxEventTime ?? -Infinity,
-      fed,
-      announced: before?.announced ?? -Infinity,
-      combiners,
-    };
+      send: (topic, message) => this.send(topic, message),
+      deadLetter: (reason) => this.deadLetter(pipeline.id, reason),
+      repartition: (placed, combiner, input) => this.repartition(pipeline, placed, combiner, input),
+    });
   }
 
   /** A stateful node's input: folded into the batch's partials when it cannot be late, else sent. */
