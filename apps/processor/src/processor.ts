@@ -4,13 +4,12 @@
 // This file only wires the parts together and orders their start and stop:
 //   definitions (registry-follower → definition-applier → pipeline-set)
 //   group-consumer → task-manager → tasks (source-task, stateful-task)
-import { Partitioners } from 'kafkajs';
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { internalTopics, pipelineRun } from '@sluice/contracts';
+import { internalTopics } from '@sluice/contracts';
 import type { InternalTopics } from '@sluice/contracts';
-import { createKafka, ensureTopics, isRetriable, isSecurityRefusal } from '@sluice/kafka';
+import { createKafka } from '@sluice/kafka';
 
 import type { ProcessorConfig } from './config/processor-config';
 import { GroupConsumer } from './group/group-consumer';
@@ -20,9 +19,8 @@ import { DefinitionApplier } from './pipelines/definition-applier';
 import { HeldPipelines } from './pipelines/held-pipelines';
 import { PipelineSet } from './pipelines/pipeline-set';
 import { DefinitionRegistry } from './registry/definition-registry';
-import { RegistryFollower } from './registry/registry-follower';
-import { publishStats } from './stats/stats-reporter';
-import { RECONNECT_BACKOFF, untilSucceeds } from './support/backoff';
+import { ReplicaStartup } from './startup/replica-startup';
+import { StatsPublisher } from './stats/stats-publisher';
 import { GlobalTables } from './tables/global-tables';
 import { SourceTask } from './tasks/source-task';
 import type { PartitionMemory } from './tasks/committed-offset';
@@ -44,8 +42,8 @@ export class Processor {
   private readonly held: HeldPipelines;
   private readonly consumer: GroupConsumer;
   private readonly tasks: TaskManager;
-  private statsProducer: Producer | undefined;
-  private follower: RegistryFollower | undefined;
+  private readonly stats: StatsPublisher;
+  private readonly startup: ReplicaStartup;
   private timers: NodeJS.Timeout[] = [];
   private state: State = 'created';
   private readonly newTask: (
@@ -120,6 +118,33 @@ export class Processor {
       },
       assignedPartitions: () => this.tasks.size,
     });
+    this.stats = new StatsPublisher(
+      this.kafka,
+      this.topics.stats,
+      config.processorId,
+      {
+        pipelines: () => this.pipelines.list(),
+        failures: () => [...this.definitions.failures(), ...this.held.failures()],
+        // A pipeline that backfills or replays shows how far it has still to go.
+        lagOf: (pipeline) =>
+          this.tasks
+            .list()
+            .filter((task) => task instanceof SourceTask)
+            .filter((task) => pipeline.topics.sources.includes(task.topic))
+            .reduce((sum, task) => sum + task.lagOf(pipeline.id), 0),
+      },
+      logger,
+    );
+    this.startup = new ReplicaStartup({
+      kafka: this.kafka,
+      admin: this.admin,
+      config,
+      topics: this.topics,
+      stats: this.stats,
+      registry: this.registry,
+      definitions: this.definitions,
+      logger,
+    });
     this.newTask = taskFactory({
       context: {
         kafka: this.kafka,
@@ -134,15 +159,7 @@ export class Processor {
       dlqTopic: this.topics.dlq,
       lookups: this.tables,
       isSourceTopic: (topic) => this.isSourceTopic(topic),
-      knownRuns: (topic) =>
-        new Set(
-          this.registry
-            .all()
-            .filter(
-              (p) => topic === undefined || p.plan.sources.some((s) => s.topics.includes(topic)),
-            )
-            .map((p) => pipelineRun(p.stored)),
-        ),
+      knownRuns: (topic) => this.registry.runs(topic),
     });
   }
 
@@ -157,8 +174,7 @@ export class Processor {
 
   async start(): Promise<void> {
     this.state = 'starting';
-    await this.untilConnected();
-    await this.untilPrepared();
+    await this.startup.run(() => this.state === 'starting');
     await this.definitions.settled();
     // Definitions applied from here on rejoin the group with their topics (in turn with this).
     await this.consumer.start(this.wantedTopics());
@@ -168,7 +184,7 @@ export class Processor {
         () => void this.tasks.tick(Date.now()),
         Math.max(10, Math.floor(this.config.commitIntervalMs / 2)),
       ),
-      setInterval(() => void this.reportStats(), this.config.statsIntervalMs),
+      setInterval(() => void this.stats.publish(), this.config.statsIntervalMs),
     );
     this.logger.info(
       {
@@ -177,75 +193,6 @@ export class Processor {
         consumer_group: this.config.consumerGroup,
       },
       'processor running',
-    );
-  }
-
-  /**
-   * The steps before the consumer joins: topics, metadata, the stats producer, every definition
-   * read. A broker killed meanwhile (a closed connection, a leader moving) makes them start over
-   * after a back-off, instead of ending the replica; anything else still ends the start-up.
-   */
-  private async untilPrepared(): Promise<void> {
-    let fatal: unknown;
-    await untilSucceeds(
-      async () => {
-        try {
-          await this.prepareOnce();
-        } catch (error) {
-          await this.follower?.stop().catch(() => undefined);
-          await this.statsProducer?.disconnect().catch(() => undefined);
-          this.follower = undefined;
-          this.statsProducer = undefined;
-          // A refused password or an untrusted certificate is not a broker being away.
-          if (!isRetriable(error) || isSecurityRefusal(error)) {
-            fatal = error;
-            return;
-          }
-          throw error;
-        }
-      },
-      {
-        backoff: RECONNECT_BACKOFF,
-        stopped: () => this.state !== 'starting',
-        onError: (error, attempt, retryInMs) =>
-          this.logger.warn(
-            { err: error, attempt, retry_in_ms: retryInMs },
-            'a start-up step failed while Kafka was unavailable; starting it over',
-          ),
-      },
-    );
-    if (fatal !== undefined) throw fatal;
-  }
-
-  private async prepareOnce(): Promise<void> {
-    await ensureTopics(this.admin, [
-      ...this.config.sourceTopics.map((topic) => ({
-        topic,
-        numPartitions: this.config.sourcePartitions,
-      })),
-      { topic: this.topics.pipelines, numPartitions: 1, compacted: true },
-      { topic: this.topics.stats, numPartitions: 1, compacted: true },
-      { topic: this.topics.dlq, numPartitions: 3 },
-    ]);
-
-    // Stats records are overwritten every few seconds: a plain producer is enough.
-    this.statsProducer = this.kafka.producer({
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    await this.statsProducer.connect();
-
-    this.follower = new RegistryFollower(
-      this.kafka,
-      this.topics.pipelines,
-      this.registry,
-      this.config.consumerGroup,
-      (c) => this.definitions.enqueue(c),
-    );
-    await this.follower.start(10_000, (waitedMs, partitionsLeft) =>
-      this.logger.warn(
-        { topic: this.topics.pipelines, waited_ms: waitedMs, partitions_left: partitionsLeft },
-        'still reading the definitions before processing starts',
-      ),
     );
   }
 
@@ -261,42 +208,13 @@ export class Processor {
     await this.consumer.stop();
     await this.definitions.settled().catch(() => undefined);
     await this.tasks.closeAll();
-    await this.reportStats().catch(() => undefined);
-    await this.follower?.stop().catch(() => undefined);
+    await this.stats.publish();
+    await this.startup.stop();
     await this.tables.stop().catch(() => undefined);
-    await this.statsProducer?.disconnect().catch(() => undefined);
+    await this.stats.disconnect();
     await this.admin.disconnect().catch(() => undefined);
     this.state = 'stopped';
     this.logger.info('processor stopped');
-  }
-
-  /**
-   * A replica started while the broker is away (restarted, or not up yet) waits for it, as a
-   * Kafka Streams application does, instead of exiting: kafkajs gives up after a few seconds.
-   * A refused password or an untrusted certificate is not waited out: the start-up fails.
-   */
-  private async untilConnected(): Promise<void> {
-    let refused: unknown;
-    await untilSucceeds(
-      async () => {
-        try {
-          await this.admin.connect();
-        } catch (error) {
-          if (!isSecurityRefusal(error)) throw error;
-          refused = error;
-        }
-      },
-      {
-        backoff: RECONNECT_BACKOFF,
-        stopped: () => this.state !== 'starting',
-        onError: (error, attempt, retryInMs) =>
-          this.logger.warn(
-            { err: error, attempt, retry_in_ms: retryInMs },
-            'Kafka is not reachable; waiting for it',
-          ),
-      },
-    );
-    if (refused !== undefined) throw refused;
   }
 
   /** The group's default sources (a linear definition reads them) and every pipeline's own. */
@@ -310,25 +228,5 @@ export class Processor {
 
   private wantedTopics(): string[] {
     return [...this.sourceTopics(), ...this.pipelines.repartitionTopics()];
-  }
-
-  private async reportStats(): Promise<void> {
-    if (!this.statsProducer) return;
-    const sources = this.tasks.list().filter((task) => task instanceof SourceTask);
-    await publishStats(
-      this.statsProducer,
-      this.topics.stats,
-      this.config.processorId,
-      this.pipelines.list(),
-      [...this.definitions.failures(), ...this.held.failures()],
-      // The lag of each pipeline in the source partitions this replica owns: a pipeline that
-      // backfills or replays shows how far it has still to go.
-      (pipeline) =>
-        sources.reduce(
-          (sum, task) =>
-            pipeline.topics.sources.includes(task.topic) ? sum + task.lagOf(pipeline.id) : sum,
-          0,
-        ),
-    ).catch((error: Error) => this.logger.warn({ err: error }, 'publishing stats failed'));
   }
 }

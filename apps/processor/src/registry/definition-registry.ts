@@ -5,6 +5,7 @@ import {
   canonicalJson,
   DEFAULT_PROCESSOR_GROUP,
   isGraph,
+  pipelineRun,
   processorGroupOf,
   splitStoredFields,
   stateMeaning,
@@ -66,6 +67,20 @@ export class DefinitionRegistry {
 
   all(): RegisteredPipeline[] {
     return [...this.pipelines.values()];
+  }
+
+  /**
+   * The runs of every pipeline known, running here or not, or of those among them that read
+   * `topic`: a source position is forgotten only when its pipeline is deleted or replayed.
+   */
+  runs(topic?: string): Set<string> {
+    const reading = (pipeline: RegisteredPipeline) =>
+      topic === undefined || pipeline.plan.sources.some((source) => source.topics.includes(topic));
+    return new Set(
+      this.all()
+        .filter(reading)
+        .map((pipeline) => pipelineRun(pipeline.stored)),
+    );
   }
 
   /** Applies one record of the pipelines topic (`value: null` is a tombstone). */

@@ -48,3 +48,26 @@ describe('untilSucceeds', () => {
     await expect(run).rejects.toBeInstanceOf(Stopped);
   });
 });
+
+describe('untilSucceeds with a fatal error', () => {
+  it('stops retrying and rejects with that error', async () => {
+    let attempts = 0;
+    const heard: unknown[] = [];
+    const refused = new Error('refused');
+    const waiting = untilSucceeds(
+      async () => {
+        attempts += 1;
+        throw attempts < 3 ? new Error('away') : refused;
+      },
+      {
+        backoff: { firstMs: 1, maxMs: 1 },
+        stopped: () => false,
+        fatal: (error) => error === refused,
+        onError: (error) => heard.push((error as Error).message),
+      },
+    );
+    await expect(waiting).rejects.toBe(refused);
+    expect(attempts).toBe(3);
+    expect(heard).toEqual(['away', 'away']);
+  });
+});

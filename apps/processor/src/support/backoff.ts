@@ -24,7 +24,8 @@ export class Stopped extends Error {
 
 /**
  * Runs `work` until it succeeds, waiting `backoff` between attempts, for as long as
- * `stopped()` is false (then it rejects with Stopped). `onError` hears of each failure with the
+ * `stopped()` is false (then it rejects with Stopped) and no error is `fatal` (then it rejects
+ * with that error). `onError` hears of each failure with the
  * attempt and the delay before the next.
  */
 export function untilSucceeds<T>(
@@ -33,6 +34,8 @@ export function untilSucceeds<T>(
     backoff: Backoff;
     stopped: () => boolean;
     onError: (error: unknown, attempt: number, retryInMs: number) => void;
+    /** An error no wait can mend (a refused password): it ends the retries and is thrown. */
+    fatal?: (error: unknown) => boolean;
   },
 ): Promise<T> {
   return retry(
@@ -46,6 +49,10 @@ export function untilSucceeds<T>(
       } catch (error) {
         if (options.stopped()) {
           bail(new Stopped('stopped before it succeeded'));
+          return undefined as never;
+        }
+        if (options.fatal?.(error)) {
+          bail(error as Error);
           return undefined as never;
         }
         options.onError(error, attempt, backoffDelay(attempt, options.backoff));
