@@ -2,8 +2,8 @@
 // partitions (restoring state before records arrive), closes them when the group takes them
 // away, commits every task when a rebalance starts or the consumer leaves, and replaces a task
 // that fails. A failure is judged by its kind (task-errors.ts): a fenced task is handed over
-// and opened again after a short pause, any other failure backs its partition off (0.25 s
-// doubling to 60 s) so that one bad partition never spins and never stops the others.
+// and opened again after a short pause, any other failure backs its partition off
+// (reopen-schedule.ts) so that one bad partition never spins and never stops the others.
 //
 // A partition is paused while its task restores and read again from where the task resumes
 // (a seek): a batch fetched before that is dropped, so the consumer never waits on a restore
@@ -12,8 +12,8 @@ import type { EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import type { GroupHandler, TopicPartition } from '../group/group-consumer';
-import { backoffDelay, FAILURE_BACKOFF } from '../support/backoff';
 import type { PartitionMemory } from './committed-offset';
+import { ReopenSchedule } from './reopen-schedule';
 import type { Task } from './task';
 import { classifyTaskError, TaskMigratedError } from './task-errors';
 import { TransactionJournal } from './transaction-journal';
@@ -34,17 +34,13 @@ export interface TaskManagerDependencies {
   onTaskFailed?(error: unknown): void;
 }
 
-/** A fenced task's partition is opened again after this pause (not a growing back-off). */
-const MIGRATED_PAUSE_MS = 1_000;
-
 export class TaskManager implements GroupHandler {
   private readonly tasks = new Map<string, Task>();
   /** Tasks whose resume is under way: their partitions' batches are dropped until it ends. */
   private readonly restoring = new Set<Task>();
   private assigned = new Map<string, TopicPartition>();
   private readonly memory = new Map<string, PartitionMemory>();
-  private readonly failures = new Map<string, number>();
-  private readonly reopenTimers = new Map<string, NodeJS.Timeout>();
+  private readonly reopening = new ReopenSchedule();
   private readonly ticking = new Set<Task>();
   /** Between a rebalance's start and its assignment nothing is reopened: it may not be ours. */
   private rebalancing = false;
@@ -62,7 +58,7 @@ export class TaskManager implements GroupHandler {
   onAssignment(assigned: TopicPartition[]): void {
     this.rebalancing = false;
     this.assigned = new Map(assigned.map((tp) => [keyOf(tp), tp]));
-    const revoked = [...new Set([...this.tasks.keys(), ...this.reopenTimers.keys()])].filter(
+    const revoked = [...new Set([...this.tasks.keys(), ...this.reopening.keys()])].filter(
       (key) => !this.assigned.has(key),
     );
     this.deps.logger.info(
@@ -71,7 +67,7 @@ export class TaskManager implements GroupHandler {
     );
     for (const key of revoked) void this.revoke(key);
     for (const [key, tp] of this.assigned) {
-      if (this.reopenTimers.has(key)) continue; // backing off: its timer opens it
+      if (this.reopening.has(key)) continue; // backing off: its timer opens it
       const known = this.tasks.get(key);
       if (known) {
         // Still ours, but the consumer reads from the group's offset again: check, then go on.
@@ -96,7 +92,7 @@ export class TaskManager implements GroupHandler {
     if (!task) {
       // Assigned, with no task and none on its way (its last one failed while it was not
       // ours to reopen): open one, which reads again from the committed offset.
-      if (!this.reopenTimers.has(key)) this.open(key, tp);
+      if (!this.reopening.has(key)) this.open(key, tp);
       return;
     }
     // Restoring (the partition is paused, this was fetched before), or fetched before the
@@ -111,7 +107,7 @@ export class TaskManager implements GroupHandler {
       await this.fail(key, tp, task, error);
       return;
     }
-    this.failures.delete(key);
+    this.reopening.succeeded(key);
     this.deps.onBatchDone?.(batch.topic, batch.messages.length);
     // A rebalance heard here is not the task's failure: kafkajs rejoins, and onRebalancing
     // commits what is in hand.
@@ -165,19 +161,15 @@ export class TaskManager implements GroupHandler {
   }
 
   async closeAll(): Promise<void> {
-    for (const timer of this.reopenTimers.values()) clearTimeout(timer);
-    this.reopenTimers.clear();
+    this.reopening.forgetAll();
     const keys = [...this.tasks.keys()];
     this.assigned.clear();
     await Promise.all(keys.map((key) => this.revoke(key)));
   }
 
   private async revoke(key: string): Promise<void> {
-    const timer = this.reopenTimers.get(key);
-    if (timer) clearTimeout(timer);
-    this.reopenTimers.delete(key);
+    this.reopening.forget(key);
     this.memory.delete(key);
-    this.failures.delete(key);
     const task = this.tasks.get(key);
     if (!task) return;
     // Committing a revoked partition is safe: if its new owner already started, this producer
@@ -245,10 +237,10 @@ export class TaskManager implements GroupHandler {
     if (kind !== 'task-migrated') this.deps.onTaskFailed?.(error);
     // The assignment that ends the rebalance opens it, if it is still ours.
     if (this.rebalancing) return;
-    const attempt = (this.failures.get(key) ?? 0) + 1;
-    this.failures.set(key, attempt);
-    const retryInMs =
-      kind === 'task-migrated' ? MIGRATED_PAUSE_MS : backoffDelay(attempt, FAILURE_BACKOFF);
+    const { attempt, retryInMs } = this.reopening.schedule(key, kind, () => {
+      const assigned = this.assigned.get(key);
+      if (assigned && !this.rebalancing && !this.tasks.has(key)) this.open(key, assigned);
+    });
     const fields = { err: error, task: key, kind, attempt, retry_in_ms: retryInMs };
     if (kind === 'task-migrated')
       this.deps.logger.warn(fields, 'the task was fenced; handed over, opened again shortly');
@@ -257,16 +249,6 @@ export class TaskManager implements GroupHandler {
         fields,
         'the task failed; its partition restarts from its last commit',
       );
-    const previous = this.reopenTimers.get(key);
-    if (previous) clearTimeout(previous);
-    this.reopenTimers.set(
-      key,
-      setTimeout(() => {
-        this.reopenTimers.delete(key);
-        const assigned = this.assigned.get(key);
-        if (assigned && !this.rebalancing && !this.tasks.has(key)) this.open(key, assigned);
-      }, retryInMs),
-    );
   }
 }
 
