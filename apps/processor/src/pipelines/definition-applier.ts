@@ -10,24 +10,14 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import type { StoredPipeline } from '@sluice/contracts';
-import {
-  ensureTopics,
-  isPermanentRefusal,
-  refusalReason,
-  retryRetriable,
-  startOffsets,
-} from '@sluice/kafka';
-import type { TopicSpec } from '@sluice/kafka';
+import { ensureTopics, isPermanentRefusal, refusalReason } from '@sluice/kafka';
 import { resetCounters } from '@sluice/operators';
-import type { PipelinePlan } from '@sluice/operators';
 
 import type { RegistryChange } from '../registry/definition-registry';
 import { backoffDelay, FAILURE_BACKOFF } from '../support/backoff';
 import type { GlobalTables } from '../tables/global-tables';
 import { activePipeline } from './active-pipeline';
-import { startPoint } from './start-point';
-import type { ActivePipeline } from './active-pipeline';
+import { ensurePipelineTopics, sourcePartitionsOf, startsOf } from './pipeline-topics';
 import type { PipelineSet } from './pipeline-set';
 
 export interface DefinitionApplierOptions {
@@ -166,7 +156,7 @@ export class DefinitionApplier {
       return;
     }
     const { stored, plan } = change.pipeline;
-    const sourcePartitions = await this.sourcePartitions(plan);
+    const sourcePartitions = await sourcePartitionsOf(this.options.admin, plan);
     // What the pipeline creates gets as many partitions as its largest source.
     const partitions = Math.max(1, ...sourcePartitions.values());
     for (const { operator } of plan.transforms) {
@@ -183,11 +173,11 @@ export class DefinitionApplier {
       plan,
       this.options.topicPrefix,
       (topic) => sourcePartitions.get(topic)!,
-      await this.starts(stored, plan),
+      await startsOf(this.options.admin, stored, plan),
       pipelines.get(change.id)?.counters,
     );
     if (this.resetPending.has(change.id)) resetCounters(next.counters);
-    await this.ensurePipelineTopics(next, partitions);
+    await ensurePipelineTopics(this.options.admin, next, partitions);
     pipelines.set(next);
     logger.info(
       {
@@ -199,59 +189,6 @@ export class DefinitionApplier {
       },
       `pipeline ${change.kind}`,
     );
-  }
-
-  /**
-   * The partition count of every topic the pipeline reads. A source topic is the user's to make
-   * (a typo must not create one): until it exists the pipeline is parked, saying which.
-   */
-  private async sourcePartitions(plan: PipelinePlan): Promise<Map<string, number>> {
-    const { admin } = this.options;
-    const topics = [...new Set(plan.sources.flatMap((source) => source.topics))];
-    const existing = new Set(await retryRetriable(() => admin.listTopics()));
-    const missing = topics.filter((topic) => !existing.has(topic));
-    if (missing.length > 0)
-      throw new Error(
-        `no source topic ${missing.join(', ')} yet: the pipeline starts once it exists`,
-      );
-    const metadata = await retryRetriable(() => admin.fetchTopicMetadata({ topics }));
-    return new Map(metadata.topics.map(({ name, partitions }) => [name, partitions.length]));
-  }
-
-  /**
-   * Where the pipeline's run starts in each source partition, for the partitions that have not
-   * seen it yet: a replay's `from`, else each source's `start` (`latest`, a linear definition's
-   * only start, means from the pipeline's creation on).
-   */
-  private async starts(stored: StoredPipeline, plan: PipelinePlan): Promise<Map<string, number>> {
-    const starts = new Map<string, number>();
-    for (const source of plan.sources) {
-      const from = startPoint(stored, source.id);
-      for (const topic of source.topics) {
-        const offsets = await startOffsets(this.options.admin, topic, from);
-        for (const [partition, offset] of offsets) {
-          const key = `${topic}/${partition}`;
-          // Two sources of one topic: the earlier start serves both.
-          starts.set(key, Math.min(offset, starts.get(key) ?? Infinity));
-        }
-      }
-    }
-    return starts;
-  }
-
-  private async ensurePipelineTopics(pipeline: ActivePipeline, partitions: number) {
-    const { topics } = pipeline;
-    const specs: TopicSpec[] = topics.outputs.map((topic) => ({
-      topic,
-      numPartitions: partitions,
-    }));
-    if (topics.repartition && topics.changelog) {
-      specs.push(
-        { topic: topics.repartition, numPartitions: partitions },
-        { topic: topics.changelog, numPartitions: partitions, compacted: true },
-      );
-    }
-    await ensureTopics(this.options.admin, specs);
   }
 }
 
