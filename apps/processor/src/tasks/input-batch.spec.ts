@@ -1,4 +1,4 @@
-import { unprocessed } from './input-batch';
+import { positionAfter, unprocessed } from './input-batch';
 import type { InputBatch } from './input-batch';
 
 function batch(...offsets: number[]): InputBatch {
@@ -37,5 +37,13 @@ describe('unprocessed', () => {
     input.firstOffset = () => '9007199254740993';
     expect(unprocessed(input, '9007199254740992')).toHaveLength(1);
     expect(unprocessed(input, '9007199254740994')).toHaveLength(0);
+  });
+});
+
+describe('positionAfter', () => {
+  it('moves past the batch, never backwards', () => {
+    expect(positionAfter(batch(5, 6, 7), '5')).toBe('8');
+    expect(positionAfter(batch(5, 6, 7), undefined)).toBe('8');
+    expect(positionAfter(batch(3, 4), '9')).toBe('9');
   });
 });

@@ -26,3 +26,12 @@ export function unprocessed(batch: InputBatch, position: string | undefined): In
   if (BigInt(first) >= next) return batch.messages;
   return batch.messages.filter((message) => BigInt(message.offset) >= next);
 }
+
+/**
+ * The task's next offset once `batch` is handled: after its last record, never backwards (a
+ * batch kafkajs delivers again must not move the position before records the state holds).
+ */
+export function positionAfter(batch: InputBatch, position: string | undefined): string {
+  const next = BigInt(batch.lastOffset()) + 1n;
+  return position === undefined || next > BigInt(position) ? next.toString() : position;
+}

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 
 import { SerialQueue } from '../support/serial-queue';
 import type { PartitionMemory, WrittenPartitions } from './committed-offset';
-import { unprocessed } from './input-batch';
+import { positionAfter, unprocessed } from './input-batch';
 import type { InputBatch, InputMessage } from './input-batch';
 import type { TaskContext } from './task-context';
 import { TaskLifecycle } from './task-lifecycle';
@@ -169,15 +169,9 @@ export abstract class Task {
   processBatch(batch: InputBatch, generation = this.resumes): Promise<'reposition' | undefined> {
     return this.exclusive(async () => {
       if (generation !== this.resumes) return undefined;
-      this.assertRunning();
-      this.refresh();
-      if (await this.repositioned()) return 'reposition';
+      if (await this.checkAndReposition()) return 'reposition';
       this.handle(unprocessed(batch, this.position));
-      const next = BigInt(batch.lastOffset()) + 1n;
-      // Never backwards: a batch kafkajs delivers again must not move the position before
-      // records the state already holds.
-      if (this.position === undefined || next > BigInt(this.position))
-        this.position = next.toString();
+      this.position = positionAfter(batch, this.position);
       this.afterBatch(this.position);
       this.output.handled();
       this.lag = Number(batch.offsetLag());
@@ -193,9 +187,7 @@ export abstract class Task {
   tick(now: number): Promise<'reposition' | undefined> {
     return this.exclusive(async () => {
       if (!this.lifecycle.is('running')) return undefined;
-      this.assertRunning();
-      this.refresh();
-      if (await this.repositioned()) return 'reposition';
+      if (await this.checkAndReposition()) return 'reposition';
       this.onTick(now);
       this.output.flush();
       if (this.output.due(now)) this.commit();
@@ -204,11 +196,14 @@ export abstract class Task {
   }
 
   /**
-   * Moves the position where `repositionTo` says, committing it with everything handled so far
-   * (the metadata keeps each pipeline's own position), and waits for the commit: the task is
-   * then resumed from there, as after a rebalance, so no batch fetched before is processed.
+   * Checks the task runs and adopts definition changes; then moves the position where
+   * `repositionTo` says, if it says so, committing it with everything handled so far (the
+   * metadata keeps each pipeline's own position), and waits for the commit: the task is then
+   * resumed from there, as after a rebalance, so no batch fetched before is processed.
    */
-  private async repositioned(): Promise<boolean> {
+  private async checkAndReposition(): Promise<boolean> {
+    this.assertRunning();
+    this.refresh();
     const target = this.repositionTo();
     if (target === undefined || target === this.position) return false;
     this.logger.info({ from: this.position ?? null, to: target }, 'reading on from another offset');
