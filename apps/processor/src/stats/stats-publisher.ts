@@ -43,13 +43,17 @@ export class StatsPublisher {
   async publish(): Promise<void> {
     if (!this.producer) return;
     const { view } = this;
-    await publishStats(
-      this.producer,
-      this.topic,
-      this.processorId,
-      view.pipelines(),
-      view.failures(),
-      (pipeline) => view.lagOf(pipeline),
-    ).catch((error: Error) => this.logger.warn({ err: error }, 'publishing stats failed'));
+    try {
+      await publishStats(
+        this.producer,
+        this.topic,
+        this.processorId,
+        view.pipelines(),
+        view.failures(),
+        (pipeline) => view.lagOf(pipeline),
+      );
+    } catch (error) {
+      this.logger.warn({ err: error }, 'publishing stats failed');
+    }
   }
 }

@@ -47,12 +47,13 @@ export function untilSucceeds<T>(
       try {
         return await work();
       } catch (error) {
-        if (options.stopped()) {
-          bail(new Stopped('stopped before it succeeded'));
-          return undefined as never;
-        }
+        // Before `stopped`: a refused password is the answer, even to a replica told to stop.
         if (options.fatal?.(error)) {
           bail(error as Error);
+          return undefined as never;
+        }
+        if (options.stopped()) {
+          bail(new Stopped('stopped before it succeeded'));
           return undefined as never;
         }
         options.onError(error, attempt, backoffDelay(attempt, options.backoff));

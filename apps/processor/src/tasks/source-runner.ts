@@ -94,7 +94,10 @@ export function createRunner(
     // Its event time starts afresh after a restart: only what it reads moves its markers.
     maxEventTime: before?.maxEventTime ?? -Infinity,
     fed,
-    announced: before?.announced ?? -Infinity,
+    // Under a new epoch (a reset, or an update that changed what the state means) the time was
+    // announced under the old definition's boundaries, or dropped by a stateful side that had
+    // already moved on: announced again at once (source-task.ts `refresh`).
+    announced: before?.pipeline.epoch === pipeline.epoch ? before.announced : -Infinity,
     combiners,
   };
 }

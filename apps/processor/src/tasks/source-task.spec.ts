@@ -188,4 +188,43 @@ describe('a source task’s watermark markers', () => {
     transaction(day1 + DAY + 6, day1 + 2 * DAY - 1);
     expect(markers).toEqual([day1 + 1000, day1 + DAY + 5]);
   });
+
+  it('are sent at once, before any record, when the pipeline enters a new epoch', () => {
+    const pipelines = new PipelineSet();
+    const first = stored(1);
+    pipelines.set(active(first));
+    const task = sourceTask(pipelines, () => [first]);
+    task.adoptCommitted(undefined, undefined);
+    task.refresh();
+    const sent: string[] = [];
+    task.send = (_topic, message) => {
+      const record = decodeRepartitionRecord(String(message.value));
+      if (record?.kind === 'marker') sent.push(`marker ${record.time} ${record.epoch}`);
+      else if (record) sent.push('record');
+    };
+    const order = (offset: number, time: number): InputMessage => ({
+      offset: String(offset),
+      key: null,
+      value: Buffer.from(JSON.stringify(orderEvent(new Date(time).toISOString()))),
+      timestamp: String(time),
+    });
+    task.handle([order(0, day1 + 1000), order(1, day1 + 5000)]);
+    task.afterBatch('2');
+    task.beforeCommit();
+    const oldEpoch = active(first).epoch;
+    expect(sent.filter((s) => s.startsWith('marker'))).toEqual([
+      `marker ${day1 + 5000} ${oldEpoch}`,
+    ]);
+
+    // A reset: the stateful side starts the new epoch from the times it carried over, so the
+    // source tells it the time it has read before any record of the new epoch.
+    sent.length = 0;
+    const reset = { ...first, reset_generation: 1 };
+    pipelines.set(active(reset));
+    task.refresh();
+    task.handle([order(2, day1 + 6000)]);
+    task.afterBatch('3');
+    task.beforeCommit(); // the order, folded into a partial; no boundary crossed since
+    expect(sent).toEqual([`marker ${day1 + 5000} ${active(reset).epoch}`, 'record']);
+  });
 });

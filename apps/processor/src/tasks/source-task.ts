@@ -103,6 +103,10 @@ export class SourceTask extends Task {
     this.runners = readers.map((pipeline) => this.runnerFor(pipeline, before.get(pipeline.run)));
     this.positions.settleLegacy(this.source.knownRuns(this.topic));
     this.revision = pipelines.revision;
+    // A pipeline in a new epoch announces the time it has read before any record of the new
+    // epoch follows: the stateful side judges those records against it, not against a time
+    // carried over from the old epoch that may be up to a window's slide old.
+    for (const runner of this.runners) if (markerDue(runner)) this.announce(runner);
   }
 
   protected override repositionTo(): string | undefined {
@@ -188,16 +192,18 @@ export class SourceTask extends Task {
 
   /** Each pipeline's marker, when one of its nodes can act on it (source-runner.ts). */
   private announceEventTime(): void {
-    for (const runner of this.runners) {
-      if (!markerDue(runner)) continue;
-      const time = runner.maxEventTime;
-      const { repartition, repartitionPartitions } = runner.pipeline.topics;
-      runner.announced = time;
-      if (time > this.positions.announced) this.positions.announced = time;
-      const value = encodeMarker(runner.pipeline, this.upstream, time);
-      for (let partition = 0; partition < repartitionPartitions; partition++)
-        this.send(repartition!, { partition, key: this.upstream, value });
-    }
+    for (const runner of this.runners) if (markerDue(runner)) this.announce(runner);
+  }
+
+  /** The pipeline's event time here, to every partition of its repartition topic. */
+  private announce(runner: Runner): void {
+    const time = runner.maxEventTime;
+    const { repartition, repartitionPartitions } = runner.pipeline.topics;
+    runner.announced = time;
+    if (time > this.positions.announced) this.positions.announced = time;
+    const value = encodeMarker(runner.pipeline, this.upstream, time);
+    for (let partition = 0; partition < repartitionPartitions; partition++)
+      this.send(repartition!, { partition, key: this.upstream, value });
   }
 
   private runnerFor(pipeline: ActivePipeline, before: Runner | undefined): Runner {
