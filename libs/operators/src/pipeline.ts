@@ -37,6 +37,12 @@ export interface StageFactoryOptions {
   emitter: StageEmitter;
   counters: PipelineCounters;
   trackChanges?: boolean;
+  /**
+   * The caller can feed a stage its inputs again after a restore, from an input's id on (the
+   * processor re-reads its repartition topic): a stage that offers `replay` then keeps the
+   * inputs it can re-derive out of its changelog.
+   */
+  replayInputs?: boolean;
 }
 
 /** The stateful tail of a pipeline: a reduce, or a window over a reduce. */

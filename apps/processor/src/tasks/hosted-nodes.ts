@@ -108,6 +108,20 @@ export class HostedNodes {
     return entries;
   }
 
+  /**
+   * The offset of the oldest input a stage holds outside the changelog (`undefined`: none):
+   * where a new owner must read the repartition partition again from.
+   */
+  replayFrom(): string | undefined {
+    let oldest: string | undefined;
+    for (const node of this.nodes) {
+      const from = node.stage.replayFrom?.();
+      if (from !== undefined && (oldest === undefined || BigInt(from) < BigInt(oldest)))
+        oldest = from;
+    }
+    return oldest;
+  }
+
   /** The changelog keys of everything held (what a new epoch tombstones). */
   keys(): string[] {
     return this.nodes.flatMap((node) =>

@@ -1,4 +1,4 @@
-import { positionAfter, unprocessed } from './input-batch';
+import { positionAfter, splitAt } from './input-batch';
 import type { InputBatch } from './input-batch';
 
 function batch(...offsets: number[]): InputBatch {
@@ -17,26 +17,28 @@ function batch(...offsets: number[]): InputBatch {
 }
 
 const offsets = (input: InputBatch, position: string | undefined) =>
-  unprocessed(input, position).map((message) => Number(message.offset));
+  splitAt(input, position).map((part) => part.map((message) => Number(message.offset)));
 
-describe('unprocessed', () => {
+describe('splitAt', () => {
   it('keeps a batch that starts at or after the position whole', () => {
-    expect(offsets(batch(5, 6, 7), '5')).toEqual([5, 6, 7]);
-    expect(offsets(batch(5, 6, 7), undefined)).toEqual([5, 6, 7]);
+    expect(offsets(batch(5, 6, 7), '5')).toEqual([[], [5, 6, 7]]);
+    expect(offsets(batch(5, 6, 7), undefined)).toEqual([[], [5, 6, 7]]);
   });
 
-  it('drops what kafkajs delivers again before the position', () => {
-    expect(offsets(batch(3, 4, 5, 6), '5')).toEqual([5, 6]);
-    expect(offsets(batch(3, 4), '5')).toEqual([]);
+  it('sets apart what comes before the position (read again)', () => {
+    expect(offsets(batch(3, 4, 5, 6), '5')).toEqual([
+      [3, 4],
+      [5, 6],
+    ]);
+    expect(offsets(batch(3, 4), '5')).toEqual([[3, 4], []]);
   });
 
   it('compares offsets as numbers beyond 2^53', () => {
-    const big = batch(0).messages[0]!;
     const input = batch(0);
-    input.messages.splice(0, 1, { ...big, offset: '9007199254740993' });
+    input.messages.splice(0, 1, { ...input.messages[0]!, offset: '9007199254740993' });
     input.firstOffset = () => '9007199254740993';
-    expect(unprocessed(input, '9007199254740992')).toHaveLength(1);
-    expect(unprocessed(input, '9007199254740994')).toHaveLength(0);
+    expect(splitAt(input, '9007199254740992')[1]).toHaveLength(1);
+    expect(splitAt(input, '9007199254740994')[1]).toHaveLength(0);
   });
 });
 

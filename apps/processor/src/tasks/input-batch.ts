@@ -16,15 +16,20 @@ export interface InputMessage {
 }
 
 /**
- * The batch's messages at or after `position` (the task's next offset; `undefined`: all of
- * them): kafkajs may deliver some again.
+ * The batch's messages before `position` (the task's next offset) and at or after it
+ * (`undefined`: all of them after): the ones before are read again, after a restore that asked
+ * for it or because kafkajs delivered them again.
  */
-export function unprocessed(batch: InputBatch, position: string | undefined): InputMessage[] {
+export function splitAt(
+  batch: InputBatch,
+  position: string | undefined,
+): [before: InputMessage[], after: InputMessage[]] {
   const first = batch.firstOffset();
-  if (first === null || position === undefined) return batch.messages;
+  if (first === null || position === undefined) return [[], batch.messages];
   const next = BigInt(position);
-  if (BigInt(first) >= next) return batch.messages;
-  return batch.messages.filter((message) => BigInt(message.offset) >= next);
+  if (BigInt(first) >= next) return [[], batch.messages];
+  const at = batch.messages.findIndex((message) => BigInt(message.offset) >= next);
+  return at < 0 ? [batch.messages, []] : [batch.messages.slice(0, at), batch.messages.slice(at)];
 }
 
 /**

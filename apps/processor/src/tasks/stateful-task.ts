@@ -14,6 +14,7 @@ import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
 import { HostedNodes } from './hosted-nodes';
 import type { InputMessage } from './input-batch';
+import { rereadFromOf, rereadMetadata } from './reread-metadata';
 import { NOT_PARSED, stageOutputs } from './stage-outputs';
 import type { TaskContext } from './task-context';
 
@@ -39,6 +40,8 @@ export class StatefulTask extends Task {
   private readonly upstreamTimes = new Map<string, number>();
   private readonly changedUpstreams = new Set<string>();
   private currentEventJson = '';
+  /** What the committed offset's metadata asked a new owner to read again from. */
+  private rereadStart: string | undefined;
   private readonly input: StageInput = {
     group: null,
     route: undefined,
@@ -118,6 +121,31 @@ export class StatefulTask extends Task {
   }
 
   protected handle(messages: InputMessage[]): void {
+    this.feed(messages, false);
+  }
+
+  /** Only a stage that keeps inputs out of the changelog (`replay`) takes them again. */
+  protected override reread(messages: InputMessage[]): void {
+    this.feed(messages, true);
+  }
+
+  protected override rereadFrom(): string | undefined {
+    return this.rereadStart;
+  }
+
+  /**
+   * The oldest input a stage holds outside the changelog, committed with the offset: a new
+   * owner reads the repartition partition again from there (`reread`).
+   */
+  protected override commitMetadata(): string | undefined {
+    return rereadMetadata(this.nodes.replayFrom());
+  }
+
+  protected override adoptCommitted(metadata: string | undefined): void {
+    this.rereadStart = rereadFromOf(metadata);
+  }
+
+  private feed(messages: InputMessage[], again: boolean): void {
     if (!this.pipeline || this.nodes.isEmpty) return;
     const epoch = this.epoch;
     const input = this.input;
@@ -136,15 +164,16 @@ export class StatefulTask extends Task {
         continue; // written before a reset, an update or a replay: not this epoch's
       }
       if (record.kind === 'marker') {
-        this.onMarker(record.upstream, record.time);
+        if (!again) this.onMarker(record.upstream, record.time);
         continue;
       }
       const node = this.nodes.get(record.node);
       if (!node) continue;
       if (record.kind === 'partial') {
-        node.stage.addPartial(record.partial);
+        if (!again) node.stage.addPartial(record.partial);
         continue;
       }
+      if (again && (record.side === undefined || !node.stage.replay)) continue;
       input.group = record.group;
       input.route = record.route;
       input.value = record.value;
@@ -159,7 +188,8 @@ export class StatefulTask extends Task {
         input.id = message.offset;
         input.envelope = JSON.parse(record.eventJson) as EventEnvelope;
       }
-      node.stage.add(input);
+      if (again) node.stage.replay!(input);
+      else node.stage.add(input);
     }
     this.writeChanges();
   }
@@ -226,6 +256,7 @@ export class StatefulTask extends Task {
     return placed.node.spec.createStage({
       counters: pipeline.counters,
       trackChanges: true,
+      replayInputs: true,
       emitter: stageOutputs(placed.node.id, {
         send: (topic, message) => this.send(topic, message),
         pipeline: () => this.pipeline,

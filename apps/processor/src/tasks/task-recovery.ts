@@ -75,6 +75,28 @@ export class TaskRecovery {
     return committed;
   }
 
+  /**
+   * Where the consumer reads on from: `reread`, when a rebuilt state asks to read its input
+   * again from there (before `position`), else `position`. Records gone with the topic's
+   * retention cannot be read again: said, and the partition is read from its start.
+   */
+  async readFrom(position: string, reread: string | undefined): Promise<string> {
+    if (reread === undefined || BigInt(reread) >= BigInt(position)) return position;
+    const start = await this.committed.earliest();
+    if (BigInt(reread) >= BigInt(start)) {
+      this.parts.logger.info(
+        { reread_from: reread, committed: position },
+        'reading the input again from the oldest record the restored state holds outside its changelog',
+      );
+      return reread;
+    }
+    this.parts.logger.error(
+      { reread_from: reread, log_start: start },
+      'records the restored state kept outside its changelog are past the topic’s retention: they are lost',
+    );
+    return start;
+  }
+
   /** The partition's first offset: where a task with nothing committed reads from. */
   earliest(): Promise<string> {
     return this.committed.earliest();

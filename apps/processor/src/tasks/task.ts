@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 
 import { SerialQueue } from '../support/serial-queue';
 import type { PartitionMemory, WrittenPartitions } from './committed-offset';
-import { positionAfter, unprocessed } from './input-batch';
+import { positionAfter, splitAt } from './input-batch';
 import type { InputBatch, InputMessage } from './input-batch';
 import type { TaskContext } from './task-context';
 import { TaskLifecycle } from './task-lifecycle';
@@ -73,6 +73,19 @@ export abstract class Task {
 
   /** Handles a batch's records: every output goes through `send`. */
   protected abstract handle(messages: InputMessage[]): void;
+  /**
+   * Records before the task's position, read again: after a restore that asked for them
+   * (`rereadFrom`), or delivered again by kafkajs. Their effects are in the state already;
+   * only what the state keeps outside its changelog is taken again. Default: ignored.
+   */
+  protected reread(_messages: InputMessage[]): void {}
+  /**
+   * After a rebuild: where the consumer must read from for `reread`, before the committed
+   * offset (`undefined`: from the committed offset).
+   */
+  protected rereadFrom(): string | undefined {
+    return undefined;
+  }
   /** Work the wall clock triggers (idle flushes); may `send`. */
   protected abstract onTick(now: number): void;
   /** Replaces the in-memory state by what the committed logs hold. */
@@ -140,7 +153,8 @@ export abstract class Task {
 
   /**
    * Brings the task to `running` (task-recovery.ts) and returns the offset the consumer must
-   * read from next: the committed offset, or the partition's first when nothing is committed.
+   * read from next: the committed offset, or the partition's first when nothing is committed,
+   * or an earlier one a rebuilt state asks to read again (`rereadFrom`).
    */
   resume(): Promise<string> {
     return this.exclusive(async () => {
@@ -150,13 +164,17 @@ export abstract class Task {
       const kept =
         this.output.hasPending || this.producer.error !== undefined ? undefined : this.syncedAt;
       this.output.discard();
-      const committed = await this.recovery.recover(kept, () => this.restoreState());
+      let rebuilt = false;
+      const committed = await this.recovery.recover(kept, () => {
+        rebuilt = true;
+        return this.restoreState();
+      });
       this.syncedAt = committed?.offset ?? null;
       this.adoptCommitted(committed?.metadata, committed?.offset);
       this.position = committed?.offset ?? (await this.recovery.earliest());
       this.output.begin();
       this.lifecycle.moveTo('running');
-      return this.position;
+      return this.recovery.readFrom(this.position, rebuilt ? this.rereadFrom() : undefined);
     });
   }
 
@@ -170,7 +188,9 @@ export abstract class Task {
     return this.exclusive(async () => {
       if (generation !== this.resumes) return undefined;
       if (await this.checkAndReposition()) return 'reposition';
-      this.handle(unprocessed(batch, this.position));
+      const [again, fresh] = splitAt(batch, this.position);
+      if (again.length > 0) this.reread(again);
+      this.handle(fresh);
       this.position = positionAfter(batch, this.position);
       this.afterBatch(this.position);
       this.output.handled();

@@ -251,6 +251,9 @@ class TableJoinStage extends JoinStage<TableJoin> {
       onMissing: this.context.node.operator.on_missing ?? 'skip',
       latenessMs: this.context.latenessMs,
       trackChanges: this.options.trackChanges,
+      // A waiting order is re-read from the repartition topic rather than mirrored: most of a
+      // temporal join's changelog would otherwise be orders written and tombstoned again.
+      mirrorStream: !this.options.replayInputs,
       emitter: {
         joined: ({ key, time, stream, table }) => this.emit(key, time, stream, table),
         missing: (record) => this.missing(record),
@@ -266,6 +269,18 @@ class TableJoinStage extends JoinStage<TableJoin> {
     const value = this.context.shape.keep(side!, envelope);
     if (side === 'left') this.state.add({ key: group!, time, id: id!, value });
     else this.state.upsert({ key: group!, time, value });
+  }
+
+  /** Table rows are in the changelog; a stream record may have been waiting. */
+  replay({ side, group, time, id, envelope }: StageInput): void {
+    if (side !== 'left') return;
+    this.arriving = envelope;
+    const value = this.context.shape.keep(side, envelope);
+    this.state.replay({ key: group!, time, id: id!, value });
+  }
+
+  replayFrom(): string | undefined {
+    return this.state.oldestUnmirrored();
   }
 
   private missing({ key, time, id, value }: StreamRecord): void {

@@ -49,6 +49,12 @@ export interface TableJoinOptions {
   latenessMs: number;
   emitter: TableJoinEmitter;
   trackChanges?: boolean;
+  /**
+   * Whether waiting stream records go to the changelog (the default). Without, the caller keeps
+   * its input and feeds it again after a restore from `oldestUnmirrored()` on (`replay`): the
+   * processor re-reads its repartition topic, so the changelog holds the table alone.
+   */
+  mirrorStream?: boolean;
 }
 
 interface Version {
@@ -61,7 +67,10 @@ export class TableJoin extends JoinState {
   private readonly rows = new Map<string, Version[]>();
   /** Stream records waiting for the watermark (temporal only), by time. */
   private readonly waiting = new MinHeap<StreamRecord>();
+  /** In arrival order: ids are the input's offsets, so the first unmirrored is the oldest. */
   private readonly waitingIds = new Map<string, StreamRecord>();
+  /** Waiting records restored from a changelog written with `mirrorStream`: released, they are tombstoned. */
+  private readonly restoredIds = new Set<string>();
 
   constructor(private readonly options: TableJoinOptions) {
     super(options.latenessMs, options.trackChanges);
@@ -98,7 +107,27 @@ export class TableJoin extends JoinState {
     if (this.waitingIds.has(record.id)) return; // ids are unique; a repeat is ignored
     this.waiting.push(record.time, record, record.id);
     this.waitingIds.set(record.id, record);
-    if (this.tracking) this.touchNew(streamKey(record.id));
+    if (this.tracking && this.mirrors) this.touchNew(streamKey(record.id));
+  }
+
+  /**
+   * A stream record read again after a restore (`mirrorStream: false`): taken if it was waiting
+   * at the commit the state was restored to, else ignored. A record at or past the horizon was
+   * neither late when it came nor released since (both need a time before the horizon, which
+   * only grows); one before it was one or the other, and is done with.
+   */
+  replay(record: StreamRecord): void {
+    if (record.time >= this.horizon()) this.add(record);
+  }
+
+  /**
+   * The id of the oldest waiting record that is not in the changelog (`undefined`: none): a
+   * restore must feed the input again from it on (`replay`).
+   */
+  oldestUnmirrored(): string | undefined {
+    if (this.mirrors) return undefined;
+    for (const id of this.waitingIds.keys()) if (!this.restoredIds.has(id)) return id;
+    return undefined;
   }
 
   /** The watermark moved: stream records that no version can come before any more are joined. */
@@ -155,17 +184,20 @@ export class TableJoin extends JoinState {
         continue;
       }
       this.waitingIds.delete(name);
+      this.restoredIds.delete(name);
       if (value === null) continue;
       const waiting = value as { k: string; t: number; v: unknown };
       const record = { key: waiting.k, time: waiting.t, id: name, value: waiting.v };
       this.waitingIds.set(name, record);
       this.waiting.push(record.time, record, name);
+      if (!this.mirrors) this.restoredIds.add(name);
     }
   }
 
   clear(): void {
     this.rows.clear();
     this.waitingIds.clear();
+    this.restoredIds.clear();
     while (this.waiting.size > 0) this.waiting.pop();
     this.resetWatermark();
   }
@@ -174,7 +206,8 @@ export class TableJoin extends JoinState {
     const record = this.waiting.pop()!;
     if (this.waitingIds.get(record.id) !== record) return; // replaced by a restore
     this.waitingIds.delete(record.id);
-    if (this.tracking) this.touch(streamKey(record.id));
+    const mirrored = this.mirrors || this.restoredIds.delete(record.id);
+    if (this.tracking && mirrored) this.touch(streamKey(record.id));
     this.emit(record);
   }
 
@@ -221,6 +254,10 @@ export class TableJoin extends JoinState {
     // A deletion no later record can look past or before: the key has no row at all.
     if (versions.length === 1 && versions[0]!.value === null && versions[0]!.time <= bound)
       this.rows.delete(key);
+  }
+
+  private get mirrors(): boolean {
+    return this.options.mirrorStream !== false;
   }
 
   private touchRow(key: string): void {

@@ -78,6 +78,16 @@ export interface StatefulStage {
   /** Applies entries in order (a later entry for a key wins; `null` deletes). */
   restore(entries: Iterable<StateEntry>): void;
   clear(): void;
+  /**
+   * With `replayInputs` (a stage that keeps inputs out of its changelog): an input read again
+   * after a restore, taken if the stage held it at the commit restored, else ignored.
+   */
+  replay?(input: StageInput): void;
+  /**
+   * With `replayInputs`: the id of the oldest input the stage holds outside its changelog
+   * (`undefined`: none); a restore must read the inputs again from it on.
+   */
+  replayFrom?(): string | undefined;
 }
 
 export const WATERMARK_KEY = '~watermark';
