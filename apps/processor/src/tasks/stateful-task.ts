@@ -2,18 +2,19 @@
 // nodes for the groups that hash to this partition, advances each node's watermark to the
 // minimum event time announced by the source partitions of its own sources, publishes results
 // and late events to the node's sink, and mirrors every state change to the same partition of
-// the changelog, all in the task's transaction.
-import type { EventEnvelope } from '@sluice/contracts';
+// the changelog, all in the task's transaction. What a stage keeps outside the changelog (a
+// temporal join's waiting records) a new owner reads again from the repartition partition.
 import type { StageInput, StatefulStage } from '@sluice/operators';
 
 import type { ActivePipeline, PlacedNode } from '../pipelines/active-pipeline';
 import type { PipelineSet } from '../pipelines/pipeline-set';
-import { decodeRepartitionRecord, isLaterGeneration } from '../repartition/repartition-records';
+import { decodeRepartitionRecord } from '../repartition/repartition-records';
 import { StateManager } from '../state/state-manager';
 import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
 import { HostedNodes } from './hosted-nodes';
 import type { InputMessage } from './input-batch';
+import { fillInput, ofEpoch } from './repartition-input';
 import { rereadFromOf, rereadMetadata } from './reread-metadata';
 import { NOT_PARSED, stageOutputs } from './stage-outputs';
 import type { TaskContext } from './task-context';
@@ -22,12 +23,6 @@ export interface StatefulTaskContext extends TaskContext {
   pipelines: PipelineSet;
   /** Where a join sends a record it refuses (no table row, under `on_missing: error`). */
   dlqTopic: string;
-}
-
-/** A record of a later definition than this replica knows: retried once it has caught up. */
-export class DefinitionBehindError extends Error {
-  override readonly name = 'DefinitionBehindError';
-  readonly retriable = true;
 }
 
 export class StatefulTask extends Task {
@@ -153,16 +148,7 @@ export class StatefulTask extends Task {
       if (message.value === null) continue;
       // toString() without an argument is Node's fast UTF-8 path.
       const record = decodeRepartitionRecord(message.value.toString());
-      if (record === undefined) continue; // not ours
-      if (record.epoch !== epoch) {
-        // Of a later definition than this replica knows (a reset, an update, a replay that has
-        // not reached it yet): dropping it would lose it for that epoch, so the task waits.
-        if (isLaterGeneration(record.generation, this.pipeline.generation))
-          throw new DefinitionBehindError(
-            `a record of definition ${record.generation} of pipeline ${this.pipeline.id}, which has not reached this replica yet (it has ${this.pipeline.generation})`,
-          );
-        continue; // written before a reset, an update or a replay: not this epoch's
-      }
+      if (record === undefined || !ofEpoch(record, this.pipeline, epoch)) continue;
       if (record.kind === 'marker') {
         if (!again) this.onMarker(record.upstream, record.time);
         continue;
@@ -174,20 +160,8 @@ export class StatefulTask extends Task {
         continue;
       }
       if (again && (record.side === undefined || !node.stage.replay)) continue;
-      input.group = record.group;
-      input.route = record.route;
-      input.value = record.value;
-      input.time = record.time;
+      fillInput(input, record, message.offset);
       this.currentEventJson = record.eventJson;
-      if (record.side === undefined) {
-        input.side = undefined;
-        input.envelope = NOT_PARSED;
-      } else {
-        // A join keeps the event; the repartition offset names the record across restores.
-        input.side = record.side;
-        input.id = message.offset;
-        input.envelope = JSON.parse(record.eventJson) as EventEnvelope;
-      }
       if (again) node.stage.replay!(input);
       else node.stage.add(input);
     }

@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import { SerialQueue } from '../support/serial-queue';
 import type { PartitionMemory, WrittenPartitions } from './committed-offset';
 import { positionAfter, splitAt } from './input-batch';
-import type { InputBatch, InputMessage } from './input-batch';
+import type { InputBatch } from './input-batch';
+import { TaskKind } from './task-kind';
 import type { TaskContext } from './task-context';
 import { TaskLifecycle } from './task-lifecycle';
 import type { TaskState } from './task-lifecycle';
@@ -18,7 +19,7 @@ import { TaskProducer, transactionalId } from './task-producer';
 import { TaskRecovery } from './task-recovery';
 import { writtenPartitionsOf } from './written-partitions';
 
-export abstract class Task {
+export abstract class Task extends TaskKind {
   readonly key: string;
   /** Consumer lag after the last batch. */
   lag = 0;
@@ -45,6 +46,7 @@ export abstract class Task {
     protected readonly context: TaskContext,
     private readonly memory: PartitionMemory,
   ) {
+    super();
     this.key = `${topic}/${partition}`;
     this.logger = context.logger.child({ topic, partition });
     this.lifecycle = new TaskLifecycle(this.key);
@@ -71,29 +73,6 @@ export abstract class Task {
     });
   }
 
-  /** Handles a batch's records: every output goes through `send`. */
-  protected abstract handle(messages: InputMessage[]): void;
-  /**
-   * Records before the task's position, read again: after a restore that asked for them
-   * (`rereadFrom`), or delivered again by kafkajs. Their effects are in the state already;
-   * only what the state keeps outside its changelog is taken again. Default: ignored.
-   */
-  protected reread(_messages: InputMessage[]): void {}
-  /**
-   * After a rebuild: where the consumer must read from for `reread`, before the committed
-   * offset (`undefined`: from the committed offset).
-   */
-  protected rereadFrom(): string | undefined {
-    return undefined;
-  }
-  /** Work the wall clock triggers (idle flushes); may `send`. */
-  protected abstract onTick(now: number): void;
-  /** Replaces the in-memory state by what the committed logs hold. */
-  protected abstract restoreState(): Promise<void>;
-  /** Called before each batch and tick: adopt definition changes. */
-  protected abstract refresh(): void;
-  /** Every topic (and its partitions) this task may write to: what a hanging sweep covers. */
-  protected abstract writtenPartitions(): Promise<WrittenPartitions>;
   /**
    * Every partition of those of `topics` that exist, and of every pipeline's internal topics
    * under the prefix (a deleted or parked pipeline's too), for writtenPartitions. A topic whose
@@ -102,36 +81,6 @@ export abstract class Task {
   protected partitionsOf(topics: readonly string[]): Promise<WrittenPartitions> {
     return writtenPartitionsOf(this.context.admin, this.context.topicPrefix, topics, this.logger);
   }
-
-  /** A string committed with the offset `offset`, atomically (a source's positions). */
-  protected commitMetadata(_offset: string): string | undefined {
-    return undefined;
-  }
-
-  /**
-   * What the committed offset carried, and the offset (`undefined`: nothing committed, or
-   * nothing carried).
-   */
-  protected adoptCommitted(_metadata: string | undefined, _offset: string | undefined): void {}
-
-  /**
-   * Where the task must read on from instead of its position (a source whose pipelines all
-   * start further on, or one that starts earlier: a backfill or a replay); `undefined`: here.
-   */
-  protected repositionTo(): string | undefined {
-    return undefined;
-  }
-
-  /** The batch up to `next` is handled (the position moved there). */
-  protected afterBatch(_next: string): void {}
-
-  /**
-   * Last records of the transaction about to commit (`send` them here): what stands for all of
-   * its batches at once, such as a source's folded partials and watermark markers — a reader
-   * sees the transaction whole or not at all, so one per transaction says as much as one per
-   * batch.
-   */
-  protected beforeCommit(): void {}
 
   /** The next offset to process (`undefined` before the task first ran). */
   protected get nextOffset(): string | undefined {
