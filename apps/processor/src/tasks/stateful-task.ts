@@ -15,7 +15,7 @@ import type { PartitionMemory } from './committed-offset';
 import { HostedNodes } from './hosted-nodes';
 import type { InputMessage } from './input-batch';
 import { fillInput, ofEpoch } from './repartition-input';
-import { rereadFromOf, rereadMetadata } from './reread-metadata';
+import { RereadProgress } from './reread-metadata';
 import { NOT_PARSED, stageOutputs } from './stage-outputs';
 import type { TaskContext } from './task-context';
 
@@ -35,8 +35,9 @@ export class StatefulTask extends Task {
   private readonly upstreamTimes = new Map<string, number>();
   private readonly changedUpstreams = new Set<string>();
   private currentEventJson = '';
-  /** What the committed offset's metadata asked a new owner to read again from. */
-  private rereadStart: string | undefined;
+  private readonly rereads = new RereadProgress();
+  /** This resume rebuilt the state: what the committed offset carried starts a re-read. */
+  private restored = false;
   private readonly input: StageInput = {
     group: null,
     route: undefined,
@@ -61,6 +62,7 @@ export class StatefulTask extends Task {
   }
 
   protected async restoreState(): Promise<void> {
+    this.restored = true;
     const pipeline = this.stateful.pipelines.get(this.pipelineId);
     this.pipeline = pipeline;
     this.epoch = pipeline?.epoch;
@@ -122,10 +124,11 @@ export class StatefulTask extends Task {
   /** Only a stage that keeps inputs out of the changelog (`replay`) takes them again. */
   protected override reread(messages: InputMessage[]): void {
     this.feed(messages, true);
+    this.rereads.advance(messages.at(-1)!.offset);
   }
 
   protected override rereadFrom(): string | undefined {
-    return this.rereadStart;
+    return this.rereads.from;
   }
 
   /**
@@ -133,11 +136,13 @@ export class StatefulTask extends Task {
    * owner reads the repartition partition again from there (`reread`).
    */
   protected override commitMetadata(): string | undefined {
-    return rereadMetadata(this.nodes.replayFrom());
+    return this.rereads.metadata(this.nodes.replayFrom());
   }
 
-  protected override adoptCommitted(metadata: string | undefined): void {
-    this.rereadStart = rereadFromOf(metadata);
+  protected override adoptCommitted(metadata: string | undefined, offset: string | undefined) {
+    if (!this.restored) return; // kept: a re-read under way goes on from where it was
+    this.restored = false;
+    this.rereads.start(metadata, offset);
   }
 
   private feed(messages: InputMessage[], again: boolean): void {

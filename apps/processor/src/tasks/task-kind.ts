@@ -14,8 +14,9 @@ export abstract class TaskKind {
    */
   protected reread(_messages: InputMessage[]): void {}
   /**
-   * After a rebuild: where the consumer must read from for `reread`, before the committed
-   * offset (`undefined`: from the committed offset).
+   * At a resume: where the consumer must read from for `reread`, before the committed offset
+   * (`undefined`: from the committed offset) — after a rebuild, or to finish a re-read that a
+   * rebalance interrupted.
    */
   protected rereadFrom(): string | undefined {
     return undefined;

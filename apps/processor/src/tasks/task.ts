@@ -103,7 +103,7 @@ export abstract class Task extends TaskKind {
   /**
    * Brings the task to `running` (task-recovery.ts) and returns the offset the consumer must
    * read from next: the committed offset, or the partition's first when nothing is committed,
-   * or an earlier one a rebuilt state asks to read again (`rereadFrom`).
+   * or an earlier one the state asks to read again from (`rereadFrom`).
    */
   resume(): Promise<string> {
     return this.exclusive(async () => {
@@ -113,17 +113,13 @@ export abstract class Task extends TaskKind {
       const kept =
         this.output.hasPending || this.producer.error !== undefined ? undefined : this.syncedAt;
       this.output.discard();
-      let rebuilt = false;
-      const committed = await this.recovery.recover(kept, () => {
-        rebuilt = true;
-        return this.restoreState();
-      });
+      const committed = await this.recovery.recover(kept, () => this.restoreState());
       this.syncedAt = committed?.offset ?? null;
       this.adoptCommitted(committed?.metadata, committed?.offset);
       this.position = committed?.offset ?? (await this.recovery.earliest());
       this.output.begin();
       this.lifecycle.moveTo('running');
-      return this.recovery.readFrom(this.position, rebuilt ? this.rereadFrom() : undefined);
+      return this.recovery.readFrom(this.position, this.rereadFrom());
     });
   }
 
