@@ -6,42 +6,18 @@
 // 4. rebuild the state from the committed logs (a changelog restore checks its stable end).
 // The consumer then reads on from the committed offset. A task kept through a rebalance with
 // nothing uncommitted, whose last acknowledged commit is what the group holds, does 3 alone.
-import type { Logger } from 'pino';
-
 import type { CommittedOffset } from '@sluice/kafka';
 
 import { CommittedOffsetReader } from './committed-offset';
-import type { PartitionMemory, WrittenPartitions } from './committed-offset';
+import type { CommittedOffsetSource } from './committed-offset';
 import { endOpenTransactions } from './open-transactions';
-import type { TaskContext } from './task-context';
-import type { TaskProducer } from './task-producer';
-
-export interface TaskRecoveryParts {
-  context: TaskContext;
-  topic: string;
-  partition: number;
-  logger: Logger;
-  memory: PartitionMemory;
-  producer: TaskProducer;
-  /** Every partition the task may have written: what a hanging sweep covers. */
-  writtenPartitions: () => Promise<WrittenPartitions>;
-}
 
 export class TaskRecovery {
   private readonly committed: CommittedOffsetReader;
 
-  constructor(private readonly parts: TaskRecoveryParts) {
-    const { context, topic, partition, logger, memory, producer, writtenPartitions } = parts;
-    this.committed = new CommittedOffsetReader({
-      admin: context.admin,
-      consumerGroup: context.consumerGroup,
-      topic,
-      partition,
-      logger,
-      memory,
-      producer,
-      writtenPartitions,
-    });
+  /** What the task's committed offset is read with (committed-offset.ts). */
+  constructor(private readonly parts: CommittedOffsetSource) {
+    this.committed = new CommittedOffsetReader(parts);
   }
 
   /**
@@ -104,9 +80,9 @@ export class TaskRecovery {
 
   /** Ends a transaction of this task left open on a partition it wrote, as it was decided. */
   private endOwnOpenTransactions(committed: string | undefined): Promise<void> {
-    const { memory, topic, partition, logger, context } = this.parts;
+    const { memory, topic, partition, logger, admin } = this.parts;
     return endOpenTransactions({
-      admin: context.admin,
+      admin,
       journal: memory.journal,
       committed,
       taskKey: `${topic}/${partition}`,

@@ -63,7 +63,8 @@ export abstract class Task extends TaskKind {
       partition,
     });
     this.recovery = new TaskRecovery({
-      context,
+      admin: context.admin,
+      consumerGroup: context.consumerGroup,
       topic,
       partition,
       logger: this.logger,
