@@ -5,6 +5,7 @@ import type { StateEntry, StatefulStage } from '@sluice/operators';
 
 import type { PlacedNode } from '../pipelines/active-pipeline';
 import { UpstreamWatermarks } from '../watermarks/upstream-watermarks';
+import { earlier } from './reread-metadata';
 
 export interface HostedNode {
   readonly placed: PlacedNode;
@@ -114,11 +115,7 @@ export class HostedNodes {
    */
   replayFrom(): string | undefined {
     let oldest: string | undefined;
-    for (const node of this.nodes) {
-      const from = node.stage.replayFrom?.();
-      if (from !== undefined && (oldest === undefined || BigInt(from) < BigInt(oldest)))
-        oldest = from;
-    }
+    for (const node of this.nodes) oldest = earlier(oldest, node.stage.replayFrom?.());
     return oldest;
   }
 

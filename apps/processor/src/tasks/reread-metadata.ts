@@ -18,7 +18,7 @@ export function rereadFromOf(metadata: string | undefined): string | undefined {
 }
 
 /** The smaller of two offsets (`undefined`: none). */
-function earlier(a: string | undefined, b: string | undefined): string | undefined {
+export function earlier(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return BigInt(a) <= BigInt(b) ? a : b;
