@@ -43,7 +43,7 @@ describe('assertPatchedKafkajs', () => {
       'kafkajs is 2.2.5, not 2.2.4',
     ]);
     expect(kafkajsPatchProblems({ ...patched, patches: ['read-committed-filter'] })).toEqual([
-      'kafkajs lacks the patch (fast-record-decoder, offset-fetch-require-stable, list-offsets-isolation-level, coordinator-retries, send-retry-per-partition, describe-producers-write-txn-markers, authorization-errors, deleted-target-topics, linear-partition-grouping)',
+      'kafkajs lacks the patch (fast-record-decoder, fast-record-encoder, offset-fetch-require-stable, list-offsets-isolation-level, coordinator-retries, send-retry-per-partition, describe-producers-write-txn-markers, authorization-errors, deleted-target-topics, linear-partition-grouping)',
     ]);
     expect(kafkajsPatchProblems(patched)).toEqual([]);
   });

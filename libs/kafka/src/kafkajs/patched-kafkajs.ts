@@ -5,6 +5,7 @@
 // - the read_committed filter follows the Java consumer's rule for interleaved aborted
 //   transactions;
 // - the record decoder does its offset and timestamp arithmetic on plain numbers where exact;
+// - a produce request's record batch is written into one buffer, byte for byte as before;
 // - OffsetFetch v7 with `require_stable`, and ListOffsets with a chosen isolation level, so a
 //   task can ask the broker whether a pending transaction can still change what it reads;
 // - one bounded retry policy for every transaction-coordinator request (AddPartitionsToTxn
@@ -23,6 +24,7 @@ const load = createRequire(__filename);
 export const REQUIRED_PATCHES = [
   'read-committed-filter',
   'fast-record-decoder',
+  'fast-record-encoder',
   'offset-fetch-require-stable',
   'list-offsets-isolation-level',
   'coordinator-retries',
@@ -151,3 +153,30 @@ export const stockRecordDecoder = (): RecordDecoder =>
 /** The read_committed filter kafkajs runs (the patch's). */
 export const patchedAbortedFilter = (): AbortedFilter =>
   kafkajsModule('consumer/filterAbortedMessages');
+
+/** What Produce v3+ hands a partition's batch writer (kafkajs' Long for the producer id). */
+export interface RecordSetOptions {
+  compression: number;
+  messages: Array<{
+    key?: Buffer | string | null;
+    value: Buffer | string | null;
+    headers?: Record<string, Buffer | string | Array<Buffer | string>>;
+    timestamp?: string | number;
+  }>;
+  producerId?: unknown;
+  producerEpoch?: number;
+  firstSequence?: number;
+  transactional?: boolean;
+}
+
+/** A partition's record batch (kafkajs' Encoder, whose `buffer` holds the bytes). */
+export type RecordSetWriter = (options: RecordSetOptions) => Promise<{ buffer: Buffer }>;
+
+/** The batch writer Produce runs (the patch's). */
+export const patchedRecordSet = (): RecordSetWriter =>
+  kafkajsModule<{ recordSet: RecordSetWriter }>('protocol/requests/produce/v3/recordSet').recordSet;
+
+/** kafkajs 2.2.4's own batch writer, which the patch keeps beside its replacement. */
+export const stockRecordSet = (): RecordSetWriter =>
+  kafkajsModule<{ stockRecordSet: RecordSetWriter }>('protocol/requests/produce/v3/recordSet')
+    .stockRecordSet;

@@ -73,11 +73,15 @@ export {
   kafkajsModule,
   patchedAbortedFilter,
   patchedRecordDecoder,
+  patchedRecordSet,
   stockRecordDecoder,
+  stockRecordSet,
 } from '../kafkajs/patched-kafkajs';
 export type {
   DecodedRecord,
   KafkajsDecoder,
   RecordBatchContext,
   RecordDecoder,
+  RecordSetOptions,
+  RecordSetWriter,
 } from '../kafkajs/patched-kafkajs';
