@@ -153,10 +153,7 @@ export class Processor {
         topicPrefix: config.topicPrefix,
         logger,
         metrics: this.metrics,
-        commitIntervals: {
-          commitMs: config.commitIntervalMs,
-          quietMs: config.quietCommitIntervalMs,
-        },
+        commitIntervalMs: config.commitIntervalMs,
       },
       pipelines: this.pipelines,
       dlqTopic: this.topics.dlq,

@@ -160,7 +160,7 @@ describe('a transaction of a task left open on its changelog after the fence', (
         topicPrefix: prefix,
         logger,
         metrics: metrics(),
-        commitIntervals: { commitMs: 100, quietMs: 100 },
+        commitIntervalMs: 100,
         pipelines,
         dlqTopic: `${prefix}.dlq`,
       },

@@ -3,7 +3,6 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
-import type { CommitIntervals } from './task-output';
 
 export interface TaskContext {
   kafka: Kafka;
@@ -13,5 +12,5 @@ export interface TaskContext {
   topicPrefix: string;
   logger: Logger;
   metrics: ProcessorMetrics;
-  commitIntervals: CommitIntervals;
+  commitIntervalMs: number;
 }

@@ -57,7 +57,7 @@ export abstract class Task extends TaskKind {
       memory.journal,
       (seconds) => context.metrics.commitSeconds.observe(seconds),
     );
-    this.output = new TaskOutput(this.producer, context.commitIntervals, {
+    this.output = new TaskOutput(this.producer, context.commitIntervalMs, {
       groupId: context.consumerGroup,
       topic,
       partition,
@@ -88,14 +88,8 @@ export abstract class Task extends TaskKind {
     return this.position;
   }
 
-  /** A record a reader waits for: its transaction commits within the commit interval. */
   protected send(topic: string, message: Message): void {
-    this.output.add(topic, message, true);
-  }
-
-  /** A state change (a changelog record): alone, it lets its transaction stay quiet. */
-  protected sendState(topic: string, message: Message): void {
-    this.output.add(topic, message, false);
+    this.output.add(topic, message);
   }
 
   get state(): TaskState {
@@ -148,7 +142,7 @@ export abstract class Task extends TaskKind {
       this.output.handled();
       this.lag = Number(batch.offsetLag());
       this.output.flush();
-      if (this.output.due(Date.now(), this.awaitsCommit())) this.commit();
+      if (this.output.due(Date.now())) this.commit();
       // Bounded: when the broker falls behind, the consumer waits for it.
       if (this.producer.backlog > 8) await this.producer.idle();
       return undefined;
@@ -162,7 +156,7 @@ export abstract class Task extends TaskKind {
       if (await this.checkAndReposition()) return 'reposition';
       this.onTick(now);
       this.output.flush();
-      if (this.output.due(now, this.awaitsCommit())) this.commit();
+      if (this.output.due(now)) this.commit();
       return undefined;
     });
   }
