@@ -1,6 +1,7 @@
-// DescribeProducers and WriteTxnMarkers through the patched kafkajs, on the real broker: an
-// open transaction is found where its first record is, and a marker written by a client ends it
-// as its coordinator's would, on a data partition and on the group's offsets partition alike.
+// DescribeProducers, WriteTxnMarkers and a read_uncommitted Fetch through the patched kafkajs,
+// on the real broker: an open transaction is found where its first record is, a marker written
+// by a client ends it as its coordinator's would, on a data partition and on the group's offsets
+// partition alike, and the marker after a transaction's first record tells how it ended.
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Admin, Kafka, Producer, Transaction } from 'kafkajs';
 
@@ -12,6 +13,7 @@ import {
   fetchStableOffset,
   findOpenTransactions,
   isUnstableOffsetCommit,
+  transactionOutcome,
 } from './index';
 import type { OpenTransaction } from './index';
 import { readTopic, uniqueName } from './testing';
@@ -142,5 +144,24 @@ describe('open transactions, found and ended with a marker', () => {
     expect((await fetchStableOffset(admin, group, source, 0, undefined, false))?.offset).toBe('42');
     await transaction.abort();
     expect((await fetchStableOffset(admin, group, source, 0))?.offset).toBe('42');
+  });
+  it('tells how a transaction ended on a partition from the marker after its first record', async () => {
+    const topic = uniqueName('open-txn.outcome');
+    await ensureTopics(admin, [{ topic, numPartitions: 2 }]);
+    const outcome = (startOffset: string) =>
+      transactionOutcome(admin, { topic, partition: 0, startOffset });
+
+    // Another producer's records and markers interleave with the ones asked about.
+    const other = await openTransaction(topic, 2);
+    const open = await openTransaction(topic, 2);
+    expect(await outcome(open.firstOffset)).toBe('open');
+    await other.transaction.commit();
+    expect(await outcome(open.firstOffset)).toBe('open'); // the other producer's COMMIT
+    expect(await outcome(other.firstOffset)).toBe('commit');
+
+    await open.transaction.abort();
+    expect(await outcome(open.firstOffset)).toBe('abort');
+    // The first transaction of `other`'s producer, committed before either opened.
+    expect(await outcome('0')).toBe('commit');
   });
 });

@@ -1,5 +1,6 @@
-// Transactions still open on a partition, and how to end one there (what `kafka-transactions
-// find-hanging` and `abort` do), through DescribeProducers and WriteTxnMarkers, which
+// Transactions still open on a partition, how one ended there, and how to end one there (what
+// `kafka-transactions find-hanging` and `abort` do), through DescribeProducers, a
+// read_uncommitted Fetch that keeps the markers, and WriteTxnMarkers, which
 // patches/kafkajs+2.2.4.patch adds to kafkajs. A transaction is open on a partition while its
 // producer's records there have no marker after them: the partition's last stable offset stops
 // at its first record, so no read-committed reader gets past it.
@@ -82,4 +83,55 @@ export async function endWithMarker(
       }),
     ),
   );
+}
+
+/**
+ * How a transaction ended on one partition: its producer's first marker after its first record
+ * there, COMMIT or ABORT; `open` while none is written up to the high watermark; `unknown` when
+ * the record at `startOffset` is not there to name the producer (compacted or past retention).
+ */
+export type TransactionOutcome = 'commit' | 'abort' | 'open' | 'unknown';
+
+/** A control record's key: version (int16), then the type (int16): 0 ABORT, 1 COMMIT. */
+const COMMIT_MARKER = 1;
+
+/**
+ * How the transaction whose first record on `topic`/`partition` is at `startOffset` ended there,
+ * read from the partition itself: the record there names the producer, and that producer's next
+ * marker is the transaction's. Only a transaction of the producer's own is between the two (a
+ * producer has one open transaction per partition at a time).
+ */
+export async function transactionOutcome(
+  admin: Admin,
+  at: { topic: string; partition: number; startOffset: string },
+): Promise<TransactionOutcome> {
+  const { topic, partition } = at;
+  const start = BigInt(at.startOffset);
+  let next = start;
+  let producerId: string | undefined;
+  for (;;) {
+    const from = next;
+    const { highWatermark, records } = await withDenialsNamed(
+      { topic: onTopics('Read', [topic]) },
+      () =>
+        retryRetriable(() =>
+          admin.fetchPartitionRecords({ topic, partition, offset: next.toString() }),
+        ),
+    );
+    for (const record of records) {
+      const offset = BigInt(record.offset);
+      if (offset < next) continue; // the head of a batch that began before `next`
+      if (producerId === undefined) {
+        if (offset !== start) return 'unknown';
+        producerId = record.producerId;
+      } else if (record.isControlRecord && record.producerId === producerId) {
+        return record.key?.readInt16BE(2) === COMMIT_MARKER ? 'commit' : 'abort';
+      }
+      next = offset + 1n;
+    }
+    if (next >= BigInt(highWatermark)) return producerId === undefined ? 'unknown' : 'open';
+    // A Fetch answers at least one whole batch from `next` (KIP-74), so each one moves on,
+    // unless the records there are gone (the log start passed them, or compaction).
+    if (next === from) return 'unknown';
+  }
 }

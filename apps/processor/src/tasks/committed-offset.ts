@@ -1,20 +1,24 @@
 // What the group committed for a task's partition, read on the broker's answers (steps 2 and
 // the hanging case of task.ts): with require_stable, retried while a commit is pending, never
 // below this replica's own acknowledged commit, and, after the fence, a commit of the task's
-// own that still hangs settled by a marker of its producer id when that loses nothing anyone read.
+// own that still hangs ended by a marker of its producer id as its transaction was decided.
 import type { Admin, Message, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import {
   fetchStableOffset,
   fetchTopicOffsets,
+  findOpenTransactions,
   isUnstableOffsetCommit,
   retryBroker,
+  transactionOutcome,
 } from '@sluice/kafka';
-import type { CommittedOffset } from '@sluice/kafka';
+import type { CommittedOffset, TransactionOutcome } from '@sluice/kafka';
 
-import { HangingCommitError, hangingSweepRefusal } from './open-transactions';
+import { decideHangingCommit } from './hanging-commit';
+import { HangingCommitError } from './open-transactions';
 import type { TaskProducer } from './task-producer';
+import { splitKey } from './transaction-journal';
 import type { TransactionJournal } from './transaction-journal';
 
 /**
@@ -122,15 +126,14 @@ export class CommittedOffsetReader {
 
   /**
    * After the fence, the coordinator holds every transaction of this id complete, and their
-   * markers written: an offset commit of this partition still pending is one whose marker was
-   * never written (a hanging transaction, as a single-node broker's controlled shutdown leaves
-   * one: README, Known issues). Only a marker of this producer id ends it. When no partition the
-   * transaction wrote has its marker either, nothing of it was ever read committed, and it is
-   * aborted by a transaction of this id writing to every partition the task may have written
-   * to, the offset included; the state is then rebuilt and the work redone from the offset
-   * committed before it. When a transaction whose commit was asked for has markers on some
-   * partitions, aborting would duplicate them: the task fails, saying so, as it does for another
-   * producer id's hanging transaction (an operator settles it with kafka-transactions).
+   * markers written: an offset commit of this partition still pending is one whose marker never
+   * reached the offsets partition (a hanging transaction, as a single-node broker's controlled
+   * shutdown leaves one: README, Known issues). Only a marker of this producer id ends it, as
+   * that transaction was decided (hanging-commit.ts): committed, by a transaction of this id
+   * that commits the same offset again, whose COMMIT marker ends the pending one too; aborted,
+   * by a transaction of this id writing to every partition the task may have written to, the
+   * offset included, and then aborting (the state is rebuilt and the work redone from the offset
+   * committed before it). Undecidable: the task fails, naming kafka-transactions.
    */
   async readAfterFence(): Promise<CommittedOffset | undefined> {
     const { admin, consumerGroup, topic, partition, logger, memory, producer } = this.source;
@@ -140,35 +143,81 @@ export class CommittedOffsetReader {
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
     }
-    const refusal = await hangingSweepRefusal(admin, memory.journal);
-    if (refusal !== undefined) {
+    const decision = decideHangingCommit(memory.journal, await this.outcomesOfBegun());
+    if (decision.kind === 'refuse') {
       throw new HangingCommitError(
-        `${this.key}: after the fence the offset commit is still pending, and ${refusal}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+        `${this.key}: after the fence the offset commit is still pending, and ${decision.reason}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
       );
     }
-    const partitions = await this.source.writtenPartitions();
-    logger.warn(
-      { topics: partitions.map((p) => p.topic), acknowledged: memory.acknowledged ?? null },
-      'after fencing, a commit of this partition is still pending: a transaction of this task hangs and no partition it wrote has its marker (nothing of it was read committed); aborting it with a marker of its own and redoing its work',
-    );
-    await producer.settleHanging(sweepRecords(partitions), {
-      groupId: consumerGroup,
-      topic,
-      partition,
-      offset: '0',
-      metadata: undefined,
-    });
-    // What this replica had acknowledged is aborted now: the offset before it is the task's.
-    memory.acknowledged = undefined;
-    memory.journal.forgetAcknowledged();
+    if (decision.kind === 'commit') {
+      logger.warn(
+        { offset: decision.offset, reason: decision.reason },
+        'after fencing, the offset commit of a transaction of this task is still pending (its marker never came); committing it again, as it was decided',
+      );
+      await producer.commitHanging({
+        groupId: consumerGroup,
+        topic,
+        partition,
+        offset: decision.offset,
+        metadata: decision.metadata,
+      });
+      memory.acknowledged = decision.offset;
+    } else {
+      const partitions = await this.source.writtenPartitions();
+      logger.warn(
+        { topics: partitions.map((p) => p.topic), reason: decision.reason },
+        'after fencing, the offset commit of a transaction of this task is still pending (its marker never came); aborting it with a marker of its own and redoing its work',
+      );
+      await producer.settleHanging(sweepRecords(partitions), {
+        groupId: consumerGroup,
+        topic,
+        partition,
+        offset: '0',
+        metadata: undefined,
+      });
+      // What this replica had acknowledged is aborted now: the offset before it is the task's.
+      memory.acknowledged = undefined;
+      memory.journal.forgetAcknowledged();
+    }
     try {
       return await this.read();
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
       throw new HangingCommitError(
-        `${this.key}: the committed offset is still pending after this task aborted its own hanging transaction: another producer id's transaction hangs there. Settle it with kafka-transactions (find-hanging, then abort)`,
+        `${this.key}: the committed offset is still pending after this task ended its own hanging transaction: another producer id's transaction hangs there. Settle it with kafka-transactions (find-hanging, then abort)`,
       );
     }
+  }
+
+  /**
+   * How the transaction whose commit was begun and not acknowledged ended on each partition it
+   * wrote, keyed `topic/partition`: open there still, or the marker after its first record.
+   */
+  private async outcomesOfBegun(): Promise<Map<string, TransactionOutcome>> {
+    const begun = this.source.memory.journal.unacknowledged;
+    const outcomes = new Map<string, TransactionOutcome>();
+    if (!begun?.committing || begun.firstOffsets.size === 0) return outcomes;
+    const { admin } = this.source;
+    const byTopic = new Map<string, number[]>();
+    for (const key of begun.firstOffsets.keys()) {
+      const { topic, partition } = splitKey(key);
+      byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
+    }
+    const open = await findOpenTransactions(
+      admin,
+      [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+    );
+    for (const [key, startOffset] of begun.firstOffsets) {
+      const { topic, partition } = splitKey(key);
+      const stillOpen = open.some(
+        (t) => t.topic === topic && t.partition === partition && t.startOffset === startOffset,
+      );
+      outcomes.set(
+        key,
+        stillOpen ? 'open' : await transactionOutcome(admin, { topic, partition, startOffset }),
+      );
+    }
+    return outcomes;
   }
 
   /** The partition's first offset: where the group starts reading it (`fromBeginning`). */

@@ -54,31 +54,3 @@ export async function endOpenTransactions(options: {
     await endWithMarker(admin, transaction, decision.kind === 'commit');
   }
 }
-
-/**
- * Why the task must not abort its offset commit that hangs after the fence, or undefined when
- * it may. Aborting is safe when nothing of the transaction was read committed: no partition it
- * wrote has a marker yet. A transaction whose commit was asked for (the acknowledged one, or the
- * next one if its EndTxn was sent) may have been committed, its markers reaching some
- * partitions and not the offsets': aborting its offset commit would redo, and duplicate, what
- * readers already have.
- */
-export async function hangingSweepRefusal(
-  admin: Admin,
-  journal: TransactionJournal,
-): Promise<string | undefined> {
-  const candidates = [
-    journal.lastAcknowledged,
-    journal.unacknowledged?.committing ? journal.unacknowledged : undefined,
-  ].filter((writes) => writes !== undefined);
-  if (candidates.length === 0) return undefined;
-  const open = await findOpenTransactions(admin, journal.writtenPartitions());
-  const stillOpen = (key: string, start: string) =>
-    open.some((t) => partitionKey(t.topic, t.partition) === key && t.startOffset === start);
-  for (const writes of candidates) {
-    const marked = [...writes.firstOffsets].filter(([key, start]) => !stillOpen(key, start));
-    if (marked.length > 0)
-      return `a transaction of this task whose commit was asked for has its markers on ${marked.map(([key]) => key).join(', ')} while its offset commit hangs; aborting it would redo what readers already have`;
-  }
-  return undefined;
-}

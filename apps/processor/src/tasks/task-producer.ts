@@ -105,6 +105,9 @@ export class TaskProducer {
     this.call(async () => {
       const transaction = await this.current();
       const started = process.hrtime.bigint();
+      // Noted before the offset commit goes out: once it has, the transaction's outcome is the
+      // coordinator's to decide, whatever answer comes back (open-transactions.ts).
+      this.journal.committing(offset?.offset, offset?.metadata);
       if (offset) {
         await transaction.sendOffsets({
           consumerGroupId: offset.groupId,
@@ -123,7 +126,6 @@ export class TaskProducer {
           ],
         });
       }
-      this.journal.committing(offset?.offset);
       await transaction.commit();
       this.transaction = undefined;
       this.journal.acknowledged();
@@ -158,6 +160,37 @@ export class TaskProducer {
       await transaction.abort();
       this.transaction = undefined;
     }
+  }
+
+  /**
+   * Commits the group's offset commit of this id that hangs (after the fence, its marker never
+   * written on the offsets partition) as the transaction it belongs to was decided: committed. A
+   * transaction of this id that commits `offset` again: its COMMIT marker there ends the
+   * hanging one too (a partition ends a producer's open records with its next marker). Not
+   * journaled: it writes no data partition, and the journal keeps the transactions it settles.
+   */
+  async commitHanging(offset: OffsetToCommit): Promise<void> {
+    await this.idle();
+    if (this.failure !== undefined) throw this.failure;
+    if (!this.producer) throw new Error(`the producer ${this.id} is not open`);
+    const transaction = this.transaction ?? (await this.producer.transaction());
+    this.transaction = undefined;
+    await transaction.sendOffsets({
+      consumerGroupId: offset.groupId,
+      topics: [
+        {
+          topic: offset.topic,
+          partitions: [
+            {
+              partition: offset.partition,
+              offset: offset.offset,
+              metadata: offset.metadata,
+            } as PartitionOffset,
+          ],
+        },
+      ],
+    });
+    await transaction.commit();
   }
 
   /** Resolves once every queued call has finished (whether or not it succeeded). */

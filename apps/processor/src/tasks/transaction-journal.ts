@@ -7,7 +7,12 @@
 export interface TransactionWrites {
   /** The offset its commit carries, once the commit is asked for. */
   offset: string | undefined;
-  /** EndTxn(commit) was sent: the coordinator may have decided either way. */
+  /** And that commit's metadata (what committing it again has to carry too). */
+  metadata: string | undefined;
+  /**
+   * Its commit was begun (the offset commit may have been sent, then EndTxn): the coordinator
+   * may have decided either way.
+   */
   committing: boolean;
   /** `topic/partition` → the offset of the transaction's first record there. */
   firstOffsets: Map<string, string>;
@@ -23,6 +28,11 @@ export function partitionKey(topic: string, partition: number): string {
   return `${topic}/${partition}`;
 }
 
+export function splitKey(key: string): { topic: string; partition: number } {
+  const cut = key.lastIndexOf('/');
+  return { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) };
+}
+
 export class TransactionJournal {
   /** The last transaction whose commit the coordinator acknowledged. */
   lastAcknowledged: TransactionWrites | undefined;
@@ -33,7 +43,12 @@ export class TransactionJournal {
   unacknowledged: TransactionWrites | undefined;
 
   begin(): void {
-    this.unacknowledged = { offset: undefined, committing: false, firstOffsets: new Map() };
+    this.unacknowledged = {
+      offset: undefined,
+      metadata: undefined,
+      committing: false,
+      firstOffsets: new Map(),
+    };
   }
 
   /** A produce answer of the current transaction: the first answer per partition is its start. */
@@ -49,25 +64,16 @@ export class TransactionJournal {
     }
   }
 
-  committing(offset: string | undefined): void {
+  committing(offset: string | undefined, metadata?: string): void {
     if (this.unacknowledged === undefined) return;
     this.unacknowledged.offset = offset;
+    this.unacknowledged.metadata = metadata;
     this.unacknowledged.committing = true;
   }
 
   acknowledged(): void {
     if (this.unacknowledged !== undefined) this.lastAcknowledged = this.unacknowledged;
     this.unacknowledged = undefined;
-  }
-
-  /**
-   * Whether no partition the acknowledged transaction wrote has a marker yet: `stillOpen` says
-   * which of them are open where it started. Then nothing of it was ever read committed.
-   */
-  acknowledgedInvisible(stillOpen: (key: string, startOffset: string) => boolean): boolean {
-    const acknowledged = this.lastAcknowledged;
-    if (acknowledged === undefined) return false;
-    return [...acknowledged.firstOffsets].every(([key, start]) => stillOpen(key, start));
   }
 
   /** The acknowledged transaction was aborted by this task (its offset commit hung). */
@@ -80,10 +86,9 @@ export class TransactionJournal {
     const byTopic = new Map<string, Set<number>>();
     for (const writes of [this.lastAcknowledged, this.unacknowledged]) {
       for (const key of writes?.firstOffsets.keys() ?? []) {
-        const cut = key.lastIndexOf('/');
-        const topic = key.slice(0, cut);
+        const { topic, partition } = splitKey(key);
         if (!byTopic.has(topic)) byTopic.set(topic, new Set());
-        byTopic.get(topic)!.add(Number(key.slice(cut + 1)));
+        byTopic.get(topic)!.add(partition);
       }
     }
     return [...byTopic].map(([topic, partitions]) => ({ topic, partitions: [...partitions] }));

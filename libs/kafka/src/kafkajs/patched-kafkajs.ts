@@ -33,6 +33,7 @@ export const REQUIRED_PATCHES = [
   'authorization-errors',
   'deleted-target-topics',
   'linear-partition-grouping',
+  'fetch-partition-records',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
