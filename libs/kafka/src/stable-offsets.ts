@@ -31,6 +31,8 @@ export async function fetchStableOffset(
   onUnstable?: (attempt: number) => void,
   /** false: UNSTABLE_OFFSET_COMMIT is thrown at once instead of waited out. */
   waitWhileUnstable = true,
+  /** How many times to ask again (BROKER_RETRY's by default). */
+  attempts?: number,
 ): Promise<CommittedOffset | undefined> {
   const [answer] = await retryBroker(
     () =>
@@ -45,6 +47,7 @@ export async function fetchStableOffset(
       onRetry: (error, attempt) => {
         if (isUnstableOffsetCommit(error)) onUnstable?.(attempt);
       },
+      ...(attempts === undefined ? {} : { attempts }),
     },
   );
   const committed = answer?.partitions.find((p) => p.partition === partition);

@@ -31,6 +31,15 @@ export interface PartitionMemory {
   journal: TransactionJournal;
 }
 
+/**
+ * How long a kept task waits on a pending commit of its partition before it fences instead
+ * (10 ms doubling: about 2.5 s). A commit's markers land within milliseconds; one still pending
+ * then hangs (README, Known issues), and only the fence and what follows settle it. The fence
+ * itself waits, on the broker's answers, for any transaction still completing, so fencing
+ * sooner costs a rebuild of the state, never correctness.
+ */
+const KEPT_TASK_UNSTABLE_ATTEMPTS = 8;
+
 export class CommitBehindError extends Error {
   override readonly name = 'CommitBehindError';
   readonly retriable = true;
@@ -71,11 +80,11 @@ export class CommittedOffsetReader {
 
   /**
    * A kept task's committed offset, or 'unsettled' when a commit of the partition stays pending
-   * through BROKER_RETRY's waits: only the fence (and what follows it) can tell why.
+   * through KEPT_TASK_UNSTABLE_ATTEMPTS: only the fence (and what follows it) can tell why.
    */
   async readIfSettles(): Promise<CommittedOffset | undefined | 'unsettled'> {
     try {
-      return await this.read();
+      return await this.read(KEPT_TASK_UNSTABLE_ATTEMPTS);
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
       this.source.logger.warn(
@@ -90,7 +99,7 @@ export class CommittedOffsetReader {
    * this partition's last acknowledged commit on this replica (waited for, on the broker's
    * answers, should it read behind: that would replay committed work).
    */
-  read(): Promise<CommittedOffset | undefined> {
+  read(unstableAttempts?: number): Promise<CommittedOffset | undefined> {
     const { admin, consumerGroup, topic, partition, logger, memory } = this.source;
     const ours = memory.acknowledged;
     return retryBroker(
@@ -105,6 +114,8 @@ export class CommittedOffsetReader {
               { attempt },
               'a commit of this partition is pending (UNSTABLE_OFFSET_COMMIT); waiting for its markers',
             ),
+          true,
+          unstableAttempts,
         );
         if (
           ours !== undefined &&
