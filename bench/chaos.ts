@@ -101,6 +101,8 @@ class Chaos {
   private killsPaused = false;
   /** Lifts the pause: settles once every offset commit reads stable after the restart. */
   private unpausing: Promise<void> = Promise.resolve();
+  /** They never did: the run stops, and stopping the kills reports why. */
+  pauseFailed = false;
   /** The topics whose offsets the group commits: the source and each repartition topic. */
   private committedTopics: string[] = [];
 
@@ -298,7 +300,7 @@ class Chaos {
         log(`[${elapsed()} s] every offset commit of the group reads stable; kills go on`);
       });
       // Handled here so that a failure waits to be reported where the chaos stops.
-      this.unpausing.catch(() => undefined);
+      this.unpausing.catch(() => (this.pauseFailed = true));
     });
     this.brokerChanges = restart;
     return restart;
@@ -321,7 +323,7 @@ class Chaos {
           });
           return true;
         },
-        { what: 'every offset commit of the group stable', timeoutMs: 180_000, intervalMs: 250 },
+        { what: 'every offset commit of the group stable', timeoutMs: 120_000, intervalMs: 250 },
       );
     } finally {
       await admin.disconnect();
@@ -538,7 +540,9 @@ async function main(): Promise<void> {
     const produceSeconds = (Date.now() - produceStarted) / 1000;
     if (!brokerRestarted) await chaos.restartBroker();
     await until(
-      () => chaos.kills.length >= MIN_KILLS && chaos.brokerKills.length >= MIN_BROKER_KILLS,
+      () =>
+        chaos.pauseFailed ||
+        (chaos.kills.length >= MIN_KILLS && chaos.brokerKills.length >= MIN_BROKER_KILLS),
       {
         what: `${MIN_KILLS} kills and ${MIN_BROKER_KILLS} broker kills`,
         timeoutMs: 900_000,

@@ -24,6 +24,9 @@ describe('a small chaos run', () => {
         '100000',
         '--min-kills',
         '1',
+        // A run that does not settle fails on its own, with its account, within jest's timeout.
+        '--settle-minutes',
+        '4',
         '--out',
         out,
       ],

@@ -29,7 +29,12 @@ export { startOffsets } from './start-offsets';
 export type { StartPoint } from './start-offsets';
 export { fetchPartitionEnds, OpenTransactionError, untilStableEnd } from './partition-ends';
 export type { PartitionEnd } from './partition-ends';
-export { endWithMarker, findOpenTransactions, transactionOutcome } from './open-transactions';
+export {
+  endWithMarker,
+  findOpenTransactions,
+  findPendingOffsetCommits,
+  transactionOutcome,
+} from './open-transactions';
 export type { OpenTransaction, TopicPartitions, TransactionOutcome } from './open-transactions';
 export { assertPatchedKafkajs, UnpatchedKafkajsError } from './kafkajs/patched-kafkajs';
 export { adminAcls, cliAcls, processorAcls, topicsJobAcls } from './access/acl-grants';

@@ -12,6 +12,7 @@ import {
   fetchPartitionEnds,
   fetchStableOffset,
   findOpenTransactions,
+  findPendingOffsetCommits,
   isUnstableOffsetCommit,
   transactionOutcome,
 } from './index';
@@ -131,14 +132,9 @@ describe('open transactions, found and ended with a marker', () => {
     );
     expect(isUnstableOffsetCommit(unstable)).toBe(true);
 
-    const { topics } = await admin.fetchTopicMetadata({ topics: ['__consumer_offsets'] });
-    const offsetsPartitions = topics[0]!.partitions.map((p) => p.partitionId);
-    const pending = (
-      await findOpenTransactions(admin, [
-        { topic: '__consumer_offsets', partitions: offsetsPartitions },
-      ])
-    ).filter((open) => open.producerId === data!.producerId);
+    const pending = await findPendingOffsetCommits(admin, data!.producerId);
     expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ topic: '__consumer_offsets', producerId: data!.producerId });
 
     for (const open of [data!, ...pending]) await endWithMarker(admin, open, true);
     expect((await fetchStableOffset(admin, group, source, 0, undefined, false))?.offset).toBe('42');

@@ -56,6 +56,25 @@ export async function findOpenTransactions(
   );
 }
 
+/** Where the group coordinators keep offset commits, a pending one among them. */
+export const OFFSETS_TOPIC = '__consumer_offsets';
+
+/**
+ * The transactions of `producerId` open on the offsets topic: its offset commits still pending
+ * there, on the partition of each group it committed to.
+ */
+export async function findPendingOffsetCommits(
+  admin: Admin,
+  producerId: string,
+): Promise<OpenTransaction[]> {
+  const { topics } = await withDenialsNamed({ topic: onTopics('Describe', [OFFSETS_TOPIC]) }, () =>
+    retryRetriable(() => admin.fetchTopicMetadata({ topics: [OFFSETS_TOPIC] })),
+  );
+  const partitions = topics[0]?.partitions.map((p) => p.partitionId) ?? [];
+  const open = await findOpenTransactions(admin, [{ topic: OFFSETS_TOPIC, partitions }]);
+  return open.filter((transaction) => transaction.producerId === producerId);
+}
+
 /**
  * Ends `transaction` on its partition with a COMMIT (`committed`) or ABORT marker, as its
  * coordinator would have: a marker of its producer id, at the epochs the partition last saw.
@@ -93,6 +112,7 @@ export async function endWithMarker(
 export type TransactionOutcome = 'commit' | 'abort' | 'open' | 'unknown';
 
 /** A control record's key: version (int16), then the type (int16): 0 ABORT, 1 COMMIT. */
+const ABORT_MARKER = 0;
 const COMMIT_MARKER = 1;
 
 /**
@@ -106,18 +126,26 @@ export async function transactionOutcome(
   at: { topic: string; partition: number; startOffset: string },
 ): Promise<TransactionOutcome> {
   const { topic, partition } = at;
+  // A topic deleted since (an output deleted under its pipeline) holds nothing to read.
+  if (!(await retryRetriable(() => admin.listTopics())).includes(topic)) return 'unknown';
   const start = BigInt(at.startOffset);
   let next = start;
   let producerId: string | undefined;
   for (;;) {
     const from = next;
-    const { highWatermark, records } = await withDenialsNamed(
-      { topic: onTopics('Read', [topic]) },
-      () =>
+    let fetched: Awaited<ReturnType<Admin['fetchPartitionRecords']>>;
+    try {
+      fetched = await withDenialsNamed({ topic: onTopics('Read', [topic]) }, () =>
         retryRetriable(() =>
           admin.fetchPartitionRecords({ topic, partition, offset: next.toString() }),
         ),
-    );
+      );
+    } catch (error) {
+      // Below the log start (retention, deleted records): the records are gone.
+      if ((error as { type?: string }).type === 'OFFSET_OUT_OF_RANGE') return 'unknown';
+      throw error;
+    }
+    const { highWatermark, records } = fetched;
     for (const record of records) {
       const offset = BigInt(record.offset);
       if (offset < next) continue; // the head of a batch that began before `next`
@@ -125,7 +153,9 @@ export async function transactionOutcome(
         if (offset !== start) return 'unknown';
         producerId = record.producerId;
       } else if (record.isControlRecord && record.producerId === producerId) {
-        return record.key?.readInt16BE(2) === COMMIT_MARKER ? 'commit' : 'abort';
+        const type = record.key !== null && record.key.length >= 4 ? record.key.readInt16BE(2) : -1;
+        if (type === COMMIT_MARKER) return 'commit';
+        return type === ABORT_MARKER ? 'abort' : 'unknown';
       }
       next = offset + 1n;
     }

@@ -31,9 +31,10 @@ export async function fetchStableOffset(
   onUnstable?: (attempt: number) => void,
   /** false: UNSTABLE_OFFSET_COMMIT is thrown at once instead of waited out. */
   waitWhileUnstable = true,
-  /** How many times to ask again (BROKER_RETRY's by default). */
-  attempts?: number,
+  /** How many UNSTABLE_OFFSET_COMMIT answers to wait out (any, within BROKER_RETRY, by default). */
+  unstableAttempts = Infinity,
 ): Promise<CommittedOffset | undefined> {
+  let unstable = 0;
   const [answer] = await retryBroker(
     () =>
       admin.fetchOffsets({
@@ -42,12 +43,15 @@ export async function fetchStableOffset(
         requireStable: true,
       }),
     {
-      shouldRetry: (error) =>
-        isRetriable(error) && (waitWhileUnstable || !isUnstableOffsetCommit(error)),
+      shouldRetry: (error) => {
+        if (!isRetriable(error)) return false;
+        if (!isUnstableOffsetCommit(error)) return true;
+        unstable += 1;
+        return waitWhileUnstable && unstable <= unstableAttempts;
+      },
       onRetry: (error, attempt) => {
         if (isUnstableOffsetCommit(error)) onUnstable?.(attempt);
       },
-      ...(attempts === undefined ? {} : { attempts }),
     },
   );
   const committed = answer?.partitions.find((p) => p.partition === partition);

@@ -6,14 +6,16 @@ import type { Admin, Message, TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import {
+  endWithMarker,
   fetchStableOffset,
   fetchTopicOffsets,
   findOpenTransactions,
+  findPendingOffsetCommits,
   isUnstableOffsetCommit,
   retryBroker,
   transactionOutcome,
 } from '@sluice/kafka';
-import type { CommittedOffset, TransactionOutcome } from '@sluice/kafka';
+import type { CommittedOffset, OpenTransaction, TransactionOutcome } from '@sluice/kafka';
 
 import { decideHangingCommit } from './hanging-commit';
 import { HangingCommitError } from './open-transactions';
@@ -140,10 +142,10 @@ export class CommittedOffsetReader {
    * markers written: an offset commit of this partition still pending is one whose marker never
    * reached the offsets partition (a hanging transaction, as a single-node broker's controlled
    * shutdown leaves one: README, Known issues). Only a marker of this producer id ends it, as
-   * that transaction was decided (hanging-commit.ts): committed, by a transaction of this id
-   * that commits the same offset again, whose COMMIT marker ends the pending one too; aborted,
-   * by a transaction of this id writing to every partition the task may have written to, the
-   * offset included, and then aborting (the state is rebuilt and the work redone from the offset
+   * that transaction was decided (hanging-commit.ts): committed, by a COMMIT marker written
+   * there (WriteTxnMarkers, one request: nothing half done can abort it); aborted, by a
+   * transaction of this id writing to every partition the task may have written to, the offset
+   * included, and then aborting (the state is rebuilt and the work redone from the offset
    * committed before it). Undecidable: the task fails, naming kafka-transactions.
    */
   async readAfterFence(): Promise<CommittedOffset | undefined> {
@@ -161,18 +163,16 @@ export class CommittedOffsetReader {
       );
     }
     if (decision.kind === 'commit') {
+      const pending = await this.pendingOffsetCommit(decision.producerEpoch);
       logger.warn(
-        { offset: decision.offset, reason: decision.reason },
-        'after fencing, the offset commit of a transaction of this task is still pending (its marker never came); committing it again, as it was decided',
+        { offset: decision.offset, reason: decision.reason, start_offset: pending.startOffset },
+        'after fencing, the offset commit of a transaction of this task is still pending (its marker never came); committing it, as it was decided',
       );
-      await producer.commitHanging({
-        groupId: consumerGroup,
-        topic,
-        partition,
-        offset: decision.offset,
-        metadata: decision.metadata,
-      });
+      // Set first: should the group hold anything else after the marker, the read below fails
+      // the task rather than let it redo committed work.
       memory.acknowledged = decision.offset;
+      await endWithMarker(admin, pending, true);
+      if (decision.begun) memory.journal.committedAfterFence();
     } else {
       const partitions = await this.source.writtenPartitions();
       logger.warn(
@@ -201,14 +201,38 @@ export class CommittedOffsetReader {
   }
 
   /**
+   * This task's offset commit pending on the offsets partition, as a transaction of its
+   * producer id open there; at `producerEpoch` (the journaled transaction's) when that is known,
+   * or it is not that transaction's: another owner's since, and the task refuses.
+   */
+  private async pendingOffsetCommit(producerEpoch: number | undefined): Promise<OpenTransaction> {
+    const producerId = this.source.producer.identity()?.producerId;
+    const [pending, ...more] =
+      producerId === undefined ? [] : await findPendingOffsetCommits(this.source.admin, producerId);
+    const refuse = (reason: string) =>
+      new HangingCommitError(
+        `${this.key}: after the fence the offset commit is still pending, and ${reason}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+      );
+    if (pending === undefined || more.length > 0)
+      throw refuse(`this producer id has ${pending ? 'several' : 'no'} offset commits pending`);
+    if (producerEpoch !== undefined && pending.producerEpoch !== producerEpoch)
+      throw refuse(
+        `it was written at producer epoch ${pending.producerEpoch}, not ${producerEpoch}, the epoch of the transaction this replica ran: another owner's since`,
+      );
+    return pending;
+  }
+
+  /**
    * How the transaction whose commit was begun and not acknowledged ended on each partition it
-   * wrote, keyed `topic/partition`: open there still, or the marker after its first record.
+   * wrote, keyed `topic/partition`: open there still (from its first record or from before it,
+   * an earlier transaction's span it joined), or the marker after its first record.
    */
   private async outcomesOfBegun(): Promise<Map<string, TransactionOutcome>> {
     const begun = this.source.memory.journal.unacknowledged;
     const outcomes = new Map<string, TransactionOutcome>();
     if (!begun?.committing || begun.firstOffsets.size === 0) return outcomes;
     const { admin } = this.source;
+    const producerId = this.source.producer.identity()?.producerId;
     const byTopic = new Map<string, number[]>();
     for (const key of begun.firstOffsets.keys()) {
       const { topic, partition } = splitKey(key);
@@ -221,7 +245,11 @@ export class CommittedOffsetReader {
     for (const [key, startOffset] of begun.firstOffsets) {
       const { topic, partition } = splitKey(key);
       const stillOpen = open.some(
-        (t) => t.topic === topic && t.partition === partition && t.startOffset === startOffset,
+        (t) =>
+          t.topic === topic &&
+          t.partition === partition &&
+          (t.startOffset === startOffset ||
+            (t.producerId === producerId && BigInt(t.startOffset) < BigInt(startOffset))),
       );
       outcomes.set(
         key,

@@ -3,24 +3,24 @@ import type { TransactionOutcome } from '@sluice/kafka';
 import { decideHangingCommit } from './hanging-commit';
 import { TransactionJournal } from './transaction-journal';
 
-/** An acknowledged transaction (offset 10, metadata m10) that wrote out/0 at 5. */
+/** An acknowledged transaction (offset 10, producer epoch 3) that wrote out/0 at 5. */
 function acknowledged(): TransactionJournal {
   const j = new TransactionJournal();
-  j.begin();
+  j.begin(3);
   j.wrote([{ topicName: 'out', partition: 0, baseOffset: '5' }]);
-  j.committing('10', 'm10');
+  j.committing('10');
   j.acknowledged();
   return j;
 }
 
-/** Then one whose commit was begun (offset 20, metadata m20), that wrote out/0 at 9 and log/3 at 2. */
+/** Then one whose commit was begun (offset 20, epoch 4), that wrote out/0 at 9 and log/3 at 2. */
 function begun(j = acknowledged()): TransactionJournal {
-  j.begin();
+  j.begin(4);
   j.wrote([
     { topicName: 'out', partition: 0, baseOffset: '9' },
     { topicName: 'log', partition: 3, baseOffset: '2' },
   ]);
-  j.committing('20', 'm20');
+  j.committing('20');
   return j;
 }
 
@@ -42,7 +42,8 @@ describe('decideHangingCommit', () => {
     expect(decideHangingCommit(j, new Map())).toMatchObject({
       kind: 'commit',
       offset: '10',
-      metadata: 'm10',
+      producerEpoch: 3,
+      begun: false,
     });
   });
 
@@ -51,7 +52,8 @@ describe('decideHangingCommit', () => {
     expect(decideHangingCommit(begun(), outcomes('commit', 'open'))).toMatchObject({
       kind: 'commit',
       offset: '20',
-      metadata: 'm20',
+      producerEpoch: 4,
+      begun: true,
     });
     expect(decideHangingCommit(begun(), outcomes('commit', 'commit')).kind).toBe('commit');
   });

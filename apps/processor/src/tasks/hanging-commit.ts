@@ -11,8 +11,18 @@ import type { TransactionOutcome } from '@sluice/kafka';
 import type { TransactionJournal, TransactionWrites } from './transaction-journal';
 
 export type HangingCommitDecision =
-  /** Commit the pending offset commit again with `offset` and `metadata`: it was committed. */
-  | { kind: 'commit'; offset: string; metadata: string | undefined; reason: string }
+  /**
+   * Commit the pending offset commit: it was. `offset` is what the group then holds, and
+   * `producerEpoch` the epoch the transaction ran under (the pending commit's must be it).
+   * `begun`: it is the transaction whose commit was not acknowledged.
+   */
+  | {
+      kind: 'commit';
+      offset: string;
+      producerEpoch: number | undefined;
+      begun: boolean;
+      reason: string;
+    }
   /** Abort it (every partition the task may have written, with it): nothing of it was read. */
   | { kind: 'abort'; reason: string }
   /** Neither is known to be right: an operator settles it (kafka-transactions). */
@@ -39,7 +49,7 @@ export function decideHangingCommit(
     }
     // Only a transaction whose commit was begun sends an offset commit: the pending one is the
     // acknowledged one's (and maybe earlier acknowledged ones'), committed by the coordinator.
-    return commitAgain(acknowledged, 'its commit was acknowledged');
+    return commitAgain(acknowledged, false, 'its commit was acknowledged');
   }
   const seen = new Set<TransactionOutcome>();
   for (const key of begun.firstOffsets.keys()) seen.add(outcomes.get(key) ?? 'unknown');
@@ -73,15 +83,21 @@ export function decideHangingCommit(
   // committing it everywhere is then as consistent as aborting, and does not redo its work.
   return commitAgain(
     begun,
+    true,
     seen.has('commit')
       ? 'its commit was asked for and its markers say COMMIT'
       : 'its commit was asked for and no partition it wrote has its marker (nothing of it was read)',
   );
 }
 
-function commitAgain(writes: TransactionWrites, reason: string): HangingCommitDecision {
+function commitAgain(
+  writes: TransactionWrites,
+  begun: boolean,
+  reason: string,
+): HangingCommitDecision {
   if (writes.offset === undefined) {
-    return { kind: 'refuse', reason: `${reason}, but it committed no offset to commit again` };
+    return { kind: 'refuse', reason: `${reason}, but it committed no offset` };
   }
-  return { kind: 'commit', offset: writes.offset, metadata: writes.metadata, reason };
+  const { offset, producerEpoch } = writes;
+  return { kind: 'commit', offset, producerEpoch, begun, reason };
 }

@@ -107,7 +107,7 @@ export class TaskProducer {
       const started = process.hrtime.bigint();
       // Noted before the offset commit goes out: once it has, the transaction's outcome is the
       // coordinator's to decide, whatever answer comes back (open-transactions.ts).
-      this.journal.committing(offset?.offset, offset?.metadata);
+      this.journal.committing(offset?.offset);
       if (offset) {
         await transaction.sendOffsets({
           consumerGroupId: offset.groupId,
@@ -162,35 +162,9 @@ export class TaskProducer {
     }
   }
 
-  /**
-   * Commits the group's offset commit of this id that hangs (after the fence, its marker never
-   * written on the offsets partition) as the transaction it belongs to was decided: committed. A
-   * transaction of this id that commits `offset` again: its COMMIT marker there ends the
-   * hanging one too (a partition ends a producer's open records with its next marker). Not
-   * journaled: it writes no data partition, and the journal keeps the transactions it settles.
-   */
-  async commitHanging(offset: OffsetToCommit): Promise<void> {
-    await this.idle();
-    if (this.failure !== undefined) throw this.failure;
-    if (!this.producer) throw new Error(`the producer ${this.id} is not open`);
-    const transaction = this.transaction ?? (await this.producer.transaction());
-    this.transaction = undefined;
-    await transaction.sendOffsets({
-      consumerGroupId: offset.groupId,
-      topics: [
-        {
-          topic: offset.topic,
-          partitions: [
-            {
-              partition: offset.partition,
-              offset: offset.offset,
-              metadata: offset.metadata,
-            } as PartitionOffset,
-          ],
-        },
-      ],
-    });
-    await transaction.commit();
+  /** The producer id and epoch the fence gave this task's producer (what its markers carry). */
+  identity(): { producerId: string; producerEpoch: number } | undefined {
+    return this.producer?.transactionalIdentity();
   }
 
   /** Resolves once every queued call has finished (whether or not it succeeded). */
@@ -245,7 +219,7 @@ export class TaskProducer {
       this.journaled = false;
     }
     if (!this.journaled) {
-      this.journal.begin();
+      this.journal.begin(this.identity()?.producerEpoch);
       this.journaled = true;
     }
     return this.transaction;

@@ -79,14 +79,15 @@ export class TaskRecovery {
   }
 
   /** Ends a transaction of this task left open on a partition it wrote, as it was decided. */
-  private endOwnOpenTransactions(committed: string | undefined): Promise<void> {
+  private async endOwnOpenTransactions(committed: string | undefined): Promise<void> {
     const { memory, topic, partition, logger, admin } = this.parts;
-    return endOpenTransactions({
+    await endOpenTransactions({
       admin,
       journal: memory.journal,
       committed,
       taskKey: `${topic}/${partition}`,
       logger,
     });
+    memory.journal.settled();
   }
 }

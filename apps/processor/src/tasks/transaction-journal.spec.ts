@@ -91,4 +91,17 @@ describe('TransactionJournal.decide', () => {
     expect(j.decide(OUT, '0', undefined).kind).toBe('abort');
     expect(j.decide(OUT, '0', '4').kind).toBe('commit');
   });
+  it('commits what the fence found committed, and then holds it acknowledged', () => {
+    const j = journal();
+    j.begin();
+    j.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
+    j.committing('10'); // a commit that moved no offset (a tick): the offsets cannot tell
+    expect(j.decide(OUT, '9', '10').kind).toBe('unknown');
+    j.committedAfterFence();
+    expect(j.decide(OUT, '9', '10').kind).toBe('commit');
+    expect(j.decide(LOG, '7', '10').kind).toBe('commit');
+    j.settled();
+    expect(j.lastAcknowledged?.firstOffsets.get(OUT)).toBe('9');
+    expect(j.unacknowledged).toBeUndefined();
+  });
 });

@@ -7,13 +7,15 @@
 export interface TransactionWrites {
   /** The offset its commit carries, once the commit is asked for. */
   offset: string | undefined;
-  /** And that commit's metadata (what committing it again has to carry too). */
-  metadata: string | undefined;
   /**
    * Its commit was begun (the offset commit may have been sent, then EndTxn): the coordinator
    * may have decided either way.
    */
   committing: boolean;
+  /** The producer epoch it ran under: a marker found later after another epoch is not its own. */
+  producerEpoch: number | undefined;
+  /** Its offset commit, found hanging after the fence, was committed (hanging-commit.ts). */
+  committedAfterFence: boolean;
   /** `topic/partition` → the offset of the transaction's first record there. */
   firstOffsets: Map<string, string>;
 }
@@ -42,11 +44,12 @@ export class TransactionJournal {
    */
   unacknowledged: TransactionWrites | undefined;
 
-  begin(): void {
+  begin(producerEpoch?: number): void {
     this.unacknowledged = {
       offset: undefined,
-      metadata: undefined,
       committing: false,
+      producerEpoch,
+      committedAfterFence: false,
       firstOffsets: new Map(),
     };
   }
@@ -64,11 +67,24 @@ export class TransactionJournal {
     }
   }
 
-  committing(offset: string | undefined, metadata?: string): void {
+  committing(offset: string | undefined): void {
     if (this.unacknowledged === undefined) return;
     this.unacknowledged.offset = offset;
-    this.unacknowledged.metadata = metadata;
     this.unacknowledged.committing = true;
+  }
+
+  /**
+   * The unacknowledged transaction's offset commit, found hanging after the fence, was committed
+   * (hanging-commit.ts): what it left open is ended with COMMIT (`decide`), and then it counts
+   * as acknowledged (`settled`).
+   */
+  committedAfterFence(): void {
+    if (this.unacknowledged !== undefined) this.unacknowledged.committedAfterFence = true;
+  }
+
+  /** Once its open partitions are ended, a transaction committed after the fence is acknowledged. */
+  settled(): void {
+    if (this.unacknowledged?.committedAfterFence) this.acknowledged();
   }
 
   acknowledged(): void {
@@ -110,7 +126,7 @@ export class TransactionJournal {
     if (acknowledged?.firstOffsets.get(key) === startOffset) {
       // A later transaction that wrote here joined the open span (the partition sees one open
       // transaction per producer): a COMMIT would commit its records too, whatever its fate.
-      if (open?.firstOffsets.has(key))
+      if (open?.firstOffsets.has(key) && !open.committedAfterFence)
         return {
           kind: 'unknown',
           reason:
@@ -119,6 +135,8 @@ export class TransactionJournal {
       return { kind: 'commit', reason: 'the coordinator had acknowledged its commit' };
     }
     if (open?.firstOffsets.get(key) !== startOffset) return { kind: 'not-ours' };
+    if (open.committedAfterFence)
+      return { kind: 'commit', reason: 'its offset commit was committed after the fence' };
     if (!open.committing) return { kind: 'abort', reason: 'its commit was never asked for' };
     if (open.offset !== undefined && open.offset !== acknowledged?.offset) {
       if (committed === open.offset)

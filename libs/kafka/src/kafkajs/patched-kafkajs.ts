@@ -34,6 +34,7 @@ export const REQUIRED_PATCHES = [
   'deleted-target-topics',
   'linear-partition-grouping',
   'fetch-partition-records',
+  'transactional-identity',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
