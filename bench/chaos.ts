@@ -14,9 +14,20 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { internalTopics, repartitionTopic, validateDefinition } from '@sluice/contracts';
+import {
+  changelogTopic,
+  internalTopics,
+  repartitionTopic,
+  validateDefinition,
+} from '@sluice/contracts';
 import type { EventEnvelope, PipelineDefinition } from '@sluice/contracts';
-import { createKafka, ensureTopics, fetchStableOffset, readTopicToEnd } from '@sluice/kafka';
+import {
+  createKafka,
+  ensureTopics,
+  fetchStableOffset,
+  findOpenTransactions,
+  readTopicToEnd,
+} from '@sluice/kafka';
 import { runReference } from '@sluice/operators';
 import { generateOrders } from '@sluice/operators/testing';
 import { freePort, sleep, until, withoutEpoch } from '@sluice/testing';
@@ -105,6 +116,8 @@ class Chaos {
   pauseFailed = false;
   /** The topics whose offsets the group commits: the source and each repartition topic. */
   private committedTopics: string[] = [];
+  /** The topics the replicas write in transactions: internal topics, outputs, dead letters. */
+  private writtenTopics: string[] = [];
 
   constructor() {
     this.kafka = createKafka({
@@ -116,11 +129,20 @@ class Chaos {
     });
   }
 
-  async start(definitions: Array<{ id: string }>): Promise<void> {
+  async start(definitions: Array<{ id: string; output: string }>): Promise<void> {
     mkdirSync(OUT, { recursive: true });
     this.committedTopics = [
       this.source,
       ...definitions.map((d) => repartitionTopic(d.id, this.prefix)),
+    ];
+    this.writtenTopics = [
+      this.topics.dlq,
+      ...definitions.flatMap((d) => [
+        repartitionTopic(d.id, this.prefix),
+        changelogTopic(d.id, this.prefix),
+        d.output,
+        `${d.output}.late`,
+      ]),
     ];
     log(`[${elapsed()} s] starting a broker on ${this.broker.address} and a database`);
     await this.broker.up();
@@ -280,7 +302,8 @@ class Chaos {
    * A controlled shutdown of every node, and a start. A single node's shutdown can complete a
    * transaction with some of its markers dropped (README, Known issues): only the replica that
    * ran it knows where its markers should be, so none is killed from the shutdown until every
-   * offset commit of the group reads stable again (its owner settled any that hung).
+   * offset commit of the group reads stable again and no transaction from before the restart is
+   * open on a partition the replicas write (their owners settled any that hung).
    */
   restartBroker(): Promise<void> {
     const restart = this.brokerChanges.then(async () => {
@@ -295,9 +318,10 @@ class Chaos {
       this.brokerRestart = { at, downSeconds: Math.round((Date.now() - down) / 100) / 10 };
       log(`[${elapsed()} s] broker back after ${this.brokerRestart.downSeconds} s`);
       // Production goes on meanwhile: the replicas' next commits are what settle most of them.
-      this.unpausing = this.untilOffsetsStable().then(() => {
+      const ends = await this.partitionEnds();
+      this.unpausing = this.untilSettled(ends).then(() => {
         this.killsPaused = false;
-        log(`[${elapsed()} s] every offset commit of the group reads stable; kills go on`);
+        log(`[${elapsed()} s] no offset commit or transaction of the group hangs; kills go on`);
       });
       // Handled here so that a failure waits to be reported where the chaos stops.
       this.unpausing.catch(() => (this.pauseFailed = true));
@@ -306,13 +330,37 @@ class Chaos {
     return restart;
   }
 
-  /**
-   * Until one OffsetFetch with require_stable answers every partition the group commits without
-   * UNSTABLE_OFFSET_COMMIT: no offset commit hangs (one in flight passes within milliseconds).
-   */
-  private async untilOffsetsStable(): Promise<void> {
+  /** Each written partition's high watermark (`topic/partition`), as the broker answers now. */
+  private async partitionEnds(): Promise<Map<string, bigint>> {
     const admin = this.kafka.admin();
     await admin.connect();
+    try {
+      const ends = new Map<string, bigint>();
+      for (const topic of this.writtenTopics) {
+        // READ_UNCOMMITTED: the high watermark (the default answers the last stable offset).
+        const offsets = await admin.fetchTopicOffsets(topic, { isolationLevel: 0 }).catch(() => []);
+        for (const { partition, high } of offsets) ends.set(`${topic}/${partition}`, BigInt(high));
+      }
+      return ends;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * Until one OffsetFetch with require_stable answers every partition the group commits without
+   * UNSTABLE_OFFSET_COMMIT (one in flight passes within milliseconds), and no transaction that
+   * began before `ends` (the restart) is open on a written partition: nothing hangs.
+   */
+  private async untilSettled(ends: Map<string, bigint>): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    const partitions = this.writtenTopics.map((topic) => ({
+      topic,
+      partitions: [...ends.keys()]
+        .filter((key) => key.slice(0, key.lastIndexOf('/')) === topic)
+        .map((key) => Number(key.slice(key.lastIndexOf('/') + 1))),
+    }));
     try {
       await until(
         async () => {
@@ -321,9 +369,20 @@ class Chaos {
             topics: this.committedTopics,
             requireStable: true,
           });
+          const open = await findOpenTransactions(
+            admin,
+            partitions.filter((p) => p.partitions.length > 0),
+          );
+          const hanging = open.filter(
+            (t) => BigInt(t.startOffset) < (ends.get(`${t.topic}/${t.partition}`) ?? 0n),
+          );
+          if (hanging.length > 0)
+            throw new Error(
+              `open since the restart: ${hanging.map((t) => `${t.topic}/${t.partition}@${t.startOffset}`).join(', ')}`,
+            );
           return true;
         },
-        { what: 'every offset commit of the group stable', timeoutMs: 120_000, intervalMs: 250 },
+        { what: 'nothing of the group hanging', timeoutMs: 120_000, intervalMs: 250 },
       );
     } finally {
       await admin.disconnect();
