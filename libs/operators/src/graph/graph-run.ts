@@ -94,7 +94,8 @@ export class GraphRun {
   private readonly stageByNode = new Map<string, StatefulStage>();
   /** The largest event time each source has seen (what a join's two sides wait on). */
   private readonly sourceTime = new Map<string, number>();
-  private recordId = '';
+  /** The record in hand's id as given, if one was (see `currentRecordId`). */
+  private givenRecordId: string | undefined;
   private sequence = 0;
   private readonly aggregate: AggregateInput = { group: null, value: 0 };
   private readonly input: StageInput = {
@@ -144,7 +145,8 @@ export class GraphRun {
     this.counters.last_event_time = event.time;
     this.original = original;
     this.time = event.time;
-    this.recordId = recordId ?? `${sourceId}#${++this.sequence}`;
+    this.givenRecordId = recordId;
+    this.sequence += 1;
     const item = this.entry;
     item.envelope = source.copies ? ownEnvelope(original) : original;
     item.route = undefined;
@@ -206,6 +208,15 @@ export class GraphRun {
         event: this.original,
       });
     }
+  }
+
+  /**
+   * The record in hand's id: as given, else its source's id and its place in order of arrival.
+   * Built only here, for a join: the processor runs every record through every pipeline, and
+   * a string per record and pipeline would be garbage for all plans that have no join.
+   */
+  private currentRecordId(): string {
+    return this.givenRecordId ?? `${this.lastSourceId!}#${this.sequence}`;
   }
 
   private sourceOf(sourceId: string): GraphSource {
@@ -360,7 +371,7 @@ export class GraphRun {
         }
         input.group = key;
         input.time = this.time;
-        input.id = this.recordId;
+        input.id = this.currentRecordId();
         input.envelope = item.envelope;
         target.add(input);
       },
