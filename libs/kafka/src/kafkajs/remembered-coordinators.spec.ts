@@ -49,7 +49,10 @@ function broker(nodeId: number, requests: string[], failures: Error[] = []) {
 type Broker = ReturnType<typeof broker>;
 
 /** A transaction manager over a cluster whose coordinator lookups answer `where(type, id)`. */
-async function producerOver(where: (coordinatorType: number, id: string) => Broker) {
+async function producerOver(
+  where: (coordinatorType: number, id: string) => Broker,
+  options: { findBrokerFailures?: Error[] } = {},
+) {
   const lookups: string[] = [];
   const brokers = new Map<number, Broker>();
   const createEosManager = kafkajsModule<(options: object) => EosManager>('producer/eosManager');
@@ -69,7 +72,11 @@ async function producerOver(where: (coordinatorType: number, id: string) => Brok
         brokers.set(found.nodeId, found);
         return found;
       },
-      findBroker: async ({ nodeId }: { nodeId: number }) => brokers.get(nodeId),
+      findBroker: async ({ nodeId }: { nodeId: number }) => {
+        const failure = options.findBrokerFailures?.shift();
+        if (failure) throw failure;
+        return brokers.get(nodeId);
+      },
     },
     transactional: true,
     transactionalId: 'sluice.orders.0',
@@ -147,5 +154,20 @@ describe('a transactional producer remembers its coordinators', () => {
     await transaction(eos, 'group-b');
     await transaction(eos, 'group-a');
     expect(lookups).toEqual(['sluice.orders.0', 'sluice.orders.0', 'group-a', 'group-b']);
+  });
+
+  it('asks again when the remembered node is no longer in the metadata', async () => {
+    const requests: string[] = [];
+    const coordinator = broker(1, requests);
+    const gone = Object.assign(new Error('Broker 1 not found in the cached metadata'), {
+      name: 'KafkaJSBrokerNotFound',
+      retriable: true,
+    });
+    const findBrokerFailures: Error[] = [];
+    const { eos, lookups } = await producerOver(() => coordinator, { findBrokerFailures });
+    findBrokerFailures.push(gone);
+    await transaction(eos);
+    expect(lookups).toEqual(['sluice.orders.0', 'sluice.orders.0', 'sluice-processor']);
+    expect(requests).toHaveLength(4);
   });
 });

@@ -134,8 +134,8 @@ export class GraphRun {
 
   /**
    * Runs one decoded event read by `sourceId` (if the plan is enabled and the type matches).
-   * `recordId` names the record among its source's (a join ignores a record it has seen):
-   * the processor's is topic/partition/offset; without one, the order of arrival.
+   * `recordId` names the record among its source's (a join ignores a record it has seen): the
+   * test driver gives one; without one (the processor, the reference run), the order of arrival.
    */
   process(sourceId: string, event: SluiceEvent, recordId?: string): void {
     const source = this.sourceOf(sourceId);
