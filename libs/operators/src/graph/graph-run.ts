@@ -146,7 +146,8 @@ export class GraphRun {
     this.original = original;
     this.time = event.time;
     this.givenRecordId = recordId;
-    this.sequence += 1;
+    // Counted, as before, only for records that come without an id.
+    if (recordId === undefined) this.sequence += 1;
     const item = this.entry;
     item.envelope = source.copies ? ownEnvelope(original) : original;
     item.route = undefined;
