@@ -15,13 +15,18 @@ import {
   retryBroker,
   transactionOutcome,
 } from '@sluice/kafka';
-import type { CommittedOffset, OpenTransaction, TransactionOutcome } from '@sluice/kafka';
+import type { CommittedOffset, OpenTransaction } from '@sluice/kafka';
 
-import { decideHangingCommit } from './hanging-commit';
+import {
+  abortedAcknowledgedWrites,
+  decideHangingCommit,
+  decidingTransaction,
+} from './hanging-commit';
+import type { SpanOutcome } from './hanging-commit';
 import { HangingCommitError } from './open-transactions';
 import type { TaskProducer } from './task-producer';
 import { splitKey } from './transaction-journal';
-import type { TransactionJournal } from './transaction-journal';
+import type { TransactionJournal, TransactionWrites } from './transaction-journal';
 
 /**
  * What the replica remembers of a partition across its tasks while it stays assigned: the
@@ -150,13 +155,22 @@ export class CommittedOffsetReader {
    */
   async readAfterFence(): Promise<CommittedOffset | undefined> {
     const { admin, consumerGroup, topic, partition, logger, memory, producer } = this.source;
+    const { journal } = memory;
     try {
       await fetchStableOffset(admin, consumerGroup, topic, partition, undefined, false);
-      return await this.read(); // stable: with the check against our own commits
+      const committed = await this.read(); // stable: with the check against our own commits
+      await this.refuseLostAcknowledged();
+      return committed;
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
     }
-    const decision = decideHangingCommit(memory.journal, await this.outcomesOfBegun());
+    const deciding = decidingTransaction(journal);
+    const decision = decideHangingCommit(
+      journal,
+      'begun' in deciding
+        ? { acknowledged: new Map(), begun: await this.outcomesAt(deciding.begun) }
+        : { acknowledged: await this.outcomesAt(deciding.acknowledged), begun: new Map() },
+    );
     if (decision.kind === 'refuse') {
       throw new HangingCommitError(
         `${this.key}: after the fence the offset commit is still pending, and ${decision.reason}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
@@ -174,9 +188,16 @@ export class CommittedOffsetReader {
       await endWithMarker(admin, pending, true);
       if (decision.begun) memory.journal.committedAfterFence();
     } else {
+      // The pending commit must be the decided transaction's: another owner's is not ours to
+      // abort, and aborting ours then would redo work for nothing.
+      const pending = await this.pendingOffsetCommit(decision.producerEpoch);
       const partitions = await this.source.writtenPartitions();
       logger.warn(
-        { topics: partitions.map((p) => p.topic), reason: decision.reason },
+        {
+          topics: partitions.map((p) => p.topic),
+          reason: decision.reason,
+          start_offset: pending.startOffset,
+        },
         'after fencing, the offset commit of a transaction of this task is still pending (its marker never came); aborting it with a marker of its own and redoing its work',
       );
       await producer.settleHanging(sweepRecords(partitions), {
@@ -223,18 +244,31 @@ export class CommittedOffsetReader {
   }
 
   /**
-   * How the transaction whose commit was begun and not acknowledged ended on each partition it
-   * wrote, keyed `topic/partition`: open there still (from its first record or from before it,
-   * an earlier transaction's span it joined), or the marker after its first record.
+   * After the fence with the offset settled: the acknowledged transaction's records that an
+   * ABORT ended fail the task (`abortedAcknowledgedWrites`), as no marker can mend them.
    */
-  private async outcomesOfBegun(): Promise<Map<string, TransactionOutcome>> {
-    const begun = this.source.memory.journal.unacknowledged;
-    const outcomes = new Map<string, TransactionOutcome>();
-    if (!begun?.committing || begun.firstOffsets.size === 0) return outcomes;
+  private async refuseLostAcknowledged(): Promise<void> {
+    const acknowledged = this.source.memory.journal.lastAcknowledged;
+    const aborted = abortedAcknowledgedWrites(await this.outcomesAt(acknowledged));
+    if (aborted.length === 0) return;
+    throw new HangingCommitError(
+      `${this.key}: the coordinator acknowledged this task's last commit (offset ${acknowledged?.offset ?? 'none'}), and its offset commit has its COMMIT, but on ${aborted.join(', ')} an ABORT of the transaction after it ended its records (their own marker was dropped): its input is behind the group's offset and its state changes and results there are gone. Reset the group's offset of ${this.key} to the offset before it to redo that input (what did commit comes out again)`,
+    );
+  }
+
+  /**
+   * How a journaled transaction ended on each partition it wrote, keyed `topic/partition`
+   * (`SpanOutcome`).
+   */
+  private async outcomesAt(
+    writes: TransactionWrites | undefined,
+  ): Promise<Map<string, SpanOutcome>> {
+    const outcomes = new Map<string, SpanOutcome>();
+    if (writes === undefined || writes.firstOffsets.size === 0) return outcomes;
     const { admin } = this.source;
     const producerId = this.source.producer.identity()?.producerId;
     const byTopic = new Map<string, number[]>();
-    for (const key of begun.firstOffsets.keys()) {
+    for (const key of writes.firstOffsets.keys()) {
       const { topic, partition } = splitKey(key);
       byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
     }
@@ -242,19 +276,15 @@ export class CommittedOffsetReader {
       admin,
       [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
     );
-    for (const [key, startOffset] of begun.firstOffsets) {
+    for (const [key, startOffset] of writes.firstOffsets) {
       const { topic, partition } = splitKey(key);
-      const stillOpen = open.some(
-        (t) =>
-          t.topic === topic &&
-          t.partition === partition &&
-          (t.startOffset === startOffset ||
-            (t.producerId === producerId && BigInt(t.startOffset) < BigInt(startOffset))),
-      );
-      outcomes.set(
-        key,
-        stillOpen ? 'open' : await transactionOutcome(admin, { topic, partition, startOffset }),
-      );
+      const here = open.filter((t) => t.topic === topic && t.partition === partition);
+      if (here.some((t) => t.startOffset === startOffset)) outcomes.set(key, 'open');
+      else if (
+        here.some((t) => t.producerId === producerId && BigInt(t.startOffset) < BigInt(startOffset))
+      )
+        outcomes.set(key, 'joined');
+      else outcomes.set(key, await transactionOutcome(admin, { topic, partition, startOffset }));
     }
     return outcomes;
   }

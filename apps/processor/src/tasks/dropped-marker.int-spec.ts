@@ -24,6 +24,7 @@ import { activePipeline } from '../pipelines/active-pipeline';
 import type { ActivePipeline } from '../pipelines/active-pipeline';
 import { PipelineSet } from '../pipelines/pipeline-set';
 import { StateManager } from '../state/state-manager';
+import { HangingCommitError } from './open-transactions';
 import { StatefulTask } from './stateful-task';
 import { TaskProducer, transactionalId } from './task-producer';
 import { partitionKey, TransactionJournal } from './transaction-journal';
@@ -180,6 +181,20 @@ describe('a transaction of a task left open on its changelog after the fence', (
     expect(await findOpenTransactions(admin, [{ topic: changelog, partitions: [0] }])).toEqual([]);
     await owner.close();
     await finish(); // its own coordinator's marker, later, changes nothing read
+  }, 120_000);
+
+  it('fails the task when an ABORT ended the acknowledged transaction there, its offset committed', async () => {
+    // The later transaction wrote into the acknowledged one's open span and was aborted: that
+    // ABORT ended the acknowledged one's records too, behind the group's offset 20.
+    const { pipeline, prefix, group, journal, start, changelog, finish } = await setUp();
+    await finish();
+    journal.lastAcknowledged!.firstOffsets.set(partitionKey(changelog, 0), start);
+
+    const owner = task(pipeline, prefix, group, journal);
+    const refused = owner.resume();
+    await expect(refused).rejects.toThrow(HangingCommitError);
+    await expect(refused).rejects.toThrow(`on ${changelog}/0 an ABORT`);
+    await owner.close();
   }, 120_000);
 
   it('aborts it when it is a later transaction whose commit was never asked for', async () => {

@@ -6,6 +6,9 @@
 // already have, committing an aborted one skips input whose results nobody has. So the decision
 // is read from the markers that did arrive, and the journal (transaction-journal.ts) says where
 // the task's last transactions started on each partition, which is what finds those markers.
+// An acknowledged transaction is read too: where its marker was dropped its span stays open,
+// the task's next transaction (same producer id and epoch until the fence) writes into it, and
+// the ABORT that ends the later one there ends the acknowledged one's records as well.
 import type { TransactionOutcome } from '@sluice/kafka';
 
 import type { TransactionJournal, TransactionWrites } from './transaction-journal';
@@ -23,19 +26,43 @@ export type HangingCommitDecision =
       begun: boolean;
       reason: string;
     }
-  /** Abort it (every partition the task may have written, with it): nothing of it was read. */
-  | { kind: 'abort'; reason: string }
+  /**
+   * Abort it (every partition the task may have written, with it): nothing of it was read.
+   * `producerEpoch`, as for a commit: the epoch the aborted transaction ran under.
+   */
+  | { kind: 'abort'; producerEpoch: number | undefined; reason: string }
   /** Neither is known to be right: an operator settles it (kafka-transactions). */
   | { kind: 'refuse'; reason: string };
 
 /**
- * The decision for a pending offset commit after the fence. `outcomes` answers, for the
- * transaction whose commit was begun and not acknowledged, how it ended on each partition it
- * wrote (`transactionOutcome` at its first record there).
+ * How a transaction ended on a partition it wrote: the marker after its first record there
+ * (`transactionOutcome`), or still open; 'joined' when the open span there began before its
+ * first record, with an earlier transaction of its producer whose marker was dropped.
  */
+export type SpanOutcome = TransactionOutcome | 'joined';
+
+/**
+ * The outcomes of the journal's transactions on each partition they wrote, keyed
+ * `topic/partition`: of the one whose commit was begun and not acknowledged, when there is one
+ * (its markers decide), or else of the last acknowledged one.
+ */
+export interface JournaledOutcomes {
+  acknowledged: ReadonlyMap<string, SpanOutcome>;
+  begun: ReadonlyMap<string, SpanOutcome>;
+}
+
+/** The transaction whose outcomes decide a pending offset commit (`JournaledOutcomes`). */
+export function decidingTransaction(
+  journal: TransactionJournal,
+): { begun: TransactionWrites } | { acknowledged: TransactionWrites | undefined } {
+  const open = journal.unacknowledged;
+  return open?.committing ? { begun: open } : { acknowledged: journal.lastAcknowledged };
+}
+
+/** The decision for a pending offset commit after the fence. */
 export function decideHangingCommit(
   journal: TransactionJournal,
-  outcomes: ReadonlyMap<string, TransactionOutcome>,
+  outcomes: JournaledOutcomes,
 ): HangingCommitDecision {
   const acknowledged = journal.lastAcknowledged;
   const begun = journal.unacknowledged?.committing ? journal.unacknowledged : undefined;
@@ -49,10 +76,14 @@ export function decideHangingCommit(
     }
     // Only a transaction whose commit was begun sends an offset commit: the pending one is the
     // acknowledged one's (and maybe earlier acknowledged ones'), committed by the coordinator.
-    return commitAgain(acknowledged, false, 'its commit was acknowledged');
+    return decideAcknowledged(acknowledged, journal.unacknowledged, outcomes.acknowledged);
   }
   const seen = new Set<TransactionOutcome>();
-  for (const key of begun.firstOffsets.keys()) seen.add(outcomes.get(key) ?? 'unknown');
+  for (const key of begun.firstOffsets.keys()) {
+    // Joined: the acknowledged transaction's span, whose records its marker ends with its own.
+    const outcome = outcomes.begun.get(key) ?? 'unknown';
+    seen.add(outcome === 'joined' ? 'open' : outcome);
+  }
   if (seen.has('unknown')) {
     return {
       kind: 'refuse',
@@ -77,7 +108,11 @@ export function decideHangingCommit(
           'its commit was asked for and its markers say ABORT, while the pending offset commit may also hold the acknowledged transaction before it',
       };
     }
-    return { kind: 'abort', reason: 'its commit was asked for and its markers say ABORT' };
+    return {
+      kind: 'abort',
+      producerEpoch: begun.producerEpoch,
+      reason: 'its commit was asked for and its markers say ABORT',
+    };
   }
   // COMMIT where a marker arrived; or none arrived anywhere, and nothing of it was ever read:
   // committing it everywhere is then as consistent as aborting, and does not redo its work.
@@ -88,6 +123,68 @@ export function decideHangingCommit(
       ? 'its commit was asked for and its markers say COMMIT'
       : 'its commit was asked for and no partition it wrote has its marker (nothing of it was read)',
   );
+}
+
+/**
+ * The acknowledged transaction was committed by its coordinator, but the ABORT of the task's
+ * next transaction may have ended its records where its own marker was dropped (seen in a
+ * broker restart's dump: the changelog's span of a commit the coordinator had completed,
+ * closed by the next transaction's ABORT). Committing the pending offsets then publishes what
+ * its state changes no longer back. When no COMMIT of it arrived anywhere, nothing of it was
+ * read, and aborting all of it undoes it whole.
+ */
+function decideAcknowledged(
+  acknowledged: TransactionWrites,
+  later: TransactionWrites | undefined,
+  outcomes: ReadonlyMap<string, SpanOutcome>,
+): HangingCommitDecision {
+  let committed = false;
+  let undone = false;
+  let joined = false;
+  for (const key of acknowledged.firstOffsets.keys()) {
+    const outcome = outcomes.get(key) ?? 'unknown';
+    if (outcome === 'unknown') {
+      return {
+        kind: 'refuse',
+        reason:
+          'its commit was acknowledged, and a partition it wrote no longer holds its first record, so whether a later abort ended it there cannot be read',
+      };
+    }
+    committed ||= outcome === 'commit';
+    // Still open with the later transaction's records in the span: a COMMIT there would commit
+    // those too, and the later one was never committed.
+    const sharedWithLater =
+      (outcome === 'open' || outcome === 'joined') && later?.firstOffsets.has(key) === true;
+    undone ||= outcome === 'abort' || sharedWithLater;
+    joined ||= outcome === 'joined' && sharedWithLater;
+  }
+  if (!undone) return commitAgain(acknowledged, false, 'its commit was acknowledged');
+  if (committed || joined) {
+    return {
+      kind: 'refuse',
+      reason: committed
+        ? 'its commit was acknowledged, its markers say COMMIT on some partitions, and on others the transaction after it wrote into its open span (aborting it there)'
+        : 'its commit was acknowledged, and on a partition the transaction after it wrote into a span that an earlier transaction began, so ending it there ends that one too',
+    };
+  }
+  return {
+    kind: 'abort',
+    producerEpoch: acknowledged.producerEpoch,
+    reason:
+      'its commit was acknowledged, but none of its COMMIT markers arrived, and the transaction after it wrote into its open span on a partition (aborting it there)',
+  };
+}
+
+/**
+ * The partitions where an ABORT ended the acknowledged transaction's records, although its
+ * offset commit did get its COMMIT (the stable offset after the fence): the marker dropped on
+ * those partitions alone, and the next transaction's ABORT taking them. Its input is then
+ * behind the group's offset while its state changes and results are gone, and no marker can
+ * bring them back: an operator has to choose (reset the group's offset and accept the
+ * duplicates of what did commit).
+ */
+export function abortedAcknowledgedWrites(outcomes: ReadonlyMap<string, SpanOutcome>): string[] {
+  return [...outcomes].filter(([, outcome]) => outcome === 'abort').map(([key]) => key);
 }
 
 function commitAgain(
