@@ -10,6 +10,8 @@
 //   task can ask the broker whether a pending transaction can still change what it reads;
 // - one bounded retry policy for every transaction-coordinator request (AddPartitionsToTxn
 //   included), never past the transaction timeout;
+// - a transactional producer remembers its coordinators, as the Java producer does, instead of
+//   a FindCoordinator request before each coordinator request; it asks again after a failure;
 // - a send's retry keeps what was delivered per partition, not per broker, and waits for the
 //   attempt's requests to settle (stock kafkajs lost and duplicated records on a leader move);
 // - a topic deleted after a client used it is dropped from the client's metadata instead of
@@ -35,6 +37,7 @@ export const REQUIRED_PATCHES = [
   'linear-partition-grouping',
   'fetch-partition-records',
   'transactional-identity',
+  'remembered-coordinators',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
