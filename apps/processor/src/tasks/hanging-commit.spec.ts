@@ -79,7 +79,7 @@ describe('decideHangingCommit', () => {
     });
   });
 
-  it("commits where it joined the acknowledged one's open span: its marker ends both", () => {
+  it("commits where it joined the acknowledged one's open span, as where it began its own", () => {
     expect(decideHangingCommit(begun(), outcomes('joined', 'commit'))).toMatchObject({
       kind: 'commit',
       offset: '20',
@@ -149,8 +149,30 @@ describe('decideHangingCommit', () => {
       // Ending the span ends the earlier one's records too: an ABORT loses them, a COMMIT
       // commits the next one's.
       expect(decideHangingCommit(withNext(true), acknowledgedAt('joined')).kind).toBe('refuse');
-      // Without the next one in it, a COMMIT ends both acknowledged transactions as decided.
+      // Without the next one in it, committed again as before (nothing undid it).
       expect(decideHangingCommit(withNext(false), acknowledgedAt('joined')).kind).toBe('commit');
+    });
+
+    it('refuses to abort it when it joined an earlier span elsewhere: the sweep would end that one', () => {
+      const j = new TransactionJournal();
+      j.begin(3);
+      j.wrote([
+        { topicName: 'out', partition: 0, baseOffset: '5' },
+        { topicName: 'log', partition: 3, baseOffset: '1' },
+      ]);
+      j.committing('10');
+      j.acknowledged();
+      j.begin(3);
+      j.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
+      const split = (log: SpanOutcome): JournaledOutcomes => ({
+        acknowledged: new Map([
+          ['out/0', 'abort'],
+          ['log/3', log],
+        ]),
+        begun: new Map(),
+      });
+      expect(decideHangingCommit(j, split('joined')).kind).toBe('refuse');
+      expect(decideHangingCommit(j, split('open')).kind).toBe('abort');
     });
 
     it('is aborted whole when the next one wrote into its span, still open: a COMMIT would commit both', () => {

@@ -156,7 +156,8 @@ function decideAcknowledged(
     const sharedWithLater =
       (outcome === 'open' || outcome === 'joined') && later?.firstOffsets.has(key) === true;
     undone ||= outcome === 'abort' || sharedWithLater;
-    joined ||= outcome === 'joined' && sharedWithLater;
+    // An earlier transaction's span, wherever it is: the abort's sweep would end its records.
+    joined ||= outcome === 'joined';
   }
   if (!undone) return commitAgain(acknowledged, false, 'its commit was acknowledged');
   if (committed || joined) {
@@ -164,7 +165,7 @@ function decideAcknowledged(
       kind: 'refuse',
       reason: committed
         ? 'its commit was acknowledged, its markers say COMMIT on some partitions, and on others the transaction after it wrote into its open span (aborting it there)'
-        : 'its commit was acknowledged, and on a partition the transaction after it wrote into a span that an earlier transaction began, so ending it there ends that one too',
+        : 'its commit was acknowledged, the transaction after it ended or shares its records on a partition, and on a partition an earlier transaction began the open span it joined, so aborting it would end that one too',
     };
   }
   return {
