@@ -164,12 +164,9 @@ export class CommittedOffsetReader {
     } catch (error) {
       if (!isUnstableOffsetCommit(error)) throw error;
     }
-    const deciding = decidingTransaction(journal);
     const decision = decideHangingCommit(
       journal,
-      'begun' in deciding
-        ? { acknowledged: new Map(), begun: await this.outcomesAt(deciding.begun) }
-        : { acknowledged: await this.outcomesAt(deciding.acknowledged), begun: new Map() },
+      await this.outcomesAt(decidingTransaction(journal)),
     );
     if (decision.kind === 'refuse') {
       throw new HangingCommitError(
@@ -186,7 +183,7 @@ export class CommittedOffsetReader {
       // the task rather than let it redo committed work.
       memory.acknowledged = decision.offset;
       await endWithMarker(admin, pending, true);
-      if (decision.begun) memory.journal.committedAfterFence();
+      if (decision.begun) journal.committedAfterFence();
     } else {
       // The pending commit must be the decided transaction's: another owner's is not ours to
       // abort, and aborting ours then would redo work for nothing.
@@ -209,7 +206,7 @@ export class CommittedOffsetReader {
       });
       // What this replica had acknowledged is aborted now: the offset before it is the task's.
       memory.acknowledged = undefined;
-      memory.journal.forgetAcknowledged();
+      journal.forgetAcknowledged();
     }
     try {
       return await this.read();

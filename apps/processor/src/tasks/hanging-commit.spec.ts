@@ -3,7 +3,7 @@ import {
   decideHangingCommit,
   decidingTransaction,
 } from './hanging-commit';
-import type { JournaledOutcomes, SpanOutcome } from './hanging-commit';
+import type { SpanOutcome } from './hanging-commit';
 import { TransactionJournal } from './transaction-journal';
 
 /** An acknowledged transaction (offset 10, producer epoch 3) that wrote out/0 at 5. */
@@ -28,21 +28,29 @@ function begun(j = acknowledged()): TransactionJournal {
 }
 
 /** How the begun transaction ended on out/0 and log/3. */
-const outcomes = (out: SpanOutcome, log: SpanOutcome): JournaledOutcomes => ({
-  acknowledged: new Map(),
-  begun: new Map([
+const outcomes = (out: SpanOutcome, log: SpanOutcome) =>
+  new Map([
     ['out/0', out],
     ['log/3', log],
-  ]),
-});
+  ]);
 
-/** Only the acknowledged transaction's outcome on out/0. */
-const acknowledgedAt = (out: SpanOutcome): JournaledOutcomes => ({
-  acknowledged: new Map([['out/0', out]]),
-  begun: new Map(),
-});
+/** The acknowledged transaction's outcome on out/0 (nothing after it began a commit). */
+const acknowledgedAt = (out: SpanOutcome) => new Map([['out/0', out]]);
 
-const nothing: JournaledOutcomes = { acknowledged: new Map(), begun: new Map() };
+const nothing = new Map<string, SpanOutcome>();
+
+/** An acknowledged transaction (offset 10, epoch 3) that wrote out/0 at 5 and log/3 at 1. */
+function acknowledgedOnTwo(): TransactionJournal {
+  const j = new TransactionJournal();
+  j.begin(3);
+  j.wrote([
+    { topicName: 'out', partition: 0, baseOffset: '5' },
+    { topicName: 'log', partition: 3, baseOffset: '1' },
+  ]);
+  j.committing('10');
+  j.acknowledged();
+  return j;
+}
 
 describe('decideHangingCommit', () => {
   it('refuses without a journal: where the markers are cannot be read', () => {
@@ -100,8 +108,7 @@ describe('decideHangingCommit', () => {
     expect(decideHangingCommit(begun(), outcomes('commit', 'abort')).kind).toBe('refuse');
     expect(decideHangingCommit(begun(), outcomes('commit', 'unknown')).kind).toBe('refuse');
     // A partition it wrote that nobody asked about counts as unknown.
-    const partly = { ...nothing, begun: new Map([['out/0', 'commit' as const]]) };
-    expect(decideHangingCommit(begun(), partly).kind).toBe('refuse');
+    expect(decideHangingCommit(begun(), acknowledgedAt('commit')).kind).toBe('refuse');
   });
 
   it('refuses to commit again a transaction that committed no offset', () => {
@@ -154,23 +161,10 @@ describe('decideHangingCommit', () => {
     });
 
     it('refuses to abort it when it joined an earlier span elsewhere: the sweep would end that one', () => {
-      const j = new TransactionJournal();
-      j.begin(3);
-      j.wrote([
-        { topicName: 'out', partition: 0, baseOffset: '5' },
-        { topicName: 'log', partition: 3, baseOffset: '1' },
-      ]);
-      j.committing('10');
-      j.acknowledged();
+      const j = acknowledgedOnTwo();
       j.begin(3);
       j.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
-      const split = (log: SpanOutcome): JournaledOutcomes => ({
-        acknowledged: new Map([
-          ['out/0', 'abort'],
-          ['log/3', log],
-        ]),
-        begun: new Map(),
-      });
+      const split = (log: SpanOutcome) => outcomes('abort', log);
       expect(decideHangingCommit(j, split('joined')).kind).toBe('refuse');
       expect(decideHangingCommit(j, split('open')).kind).toBe('abort');
     });
@@ -181,22 +175,9 @@ describe('decideHangingCommit', () => {
     });
 
     it('refuses when a COMMIT of it arrived and an ABORT ended it elsewhere, or a partition cannot say', () => {
-      const j = new TransactionJournal();
-      j.begin(3);
-      j.wrote([
-        { topicName: 'out', partition: 0, baseOffset: '5' },
-        { topicName: 'log', partition: 3, baseOffset: '1' },
-      ]);
-      j.committing('10');
-      j.acknowledged();
-      const torn: JournaledOutcomes = {
-        acknowledged: new Map([
-          ['out/0', 'commit'],
-          ['log/3', 'abort'],
-        ]),
-        begun: new Map(),
-      };
-      expect(decideHangingCommit(j, torn).kind).toBe('refuse');
+      expect(decideHangingCommit(acknowledgedOnTwo(), outcomes('commit', 'abort')).kind).toBe(
+        'refuse',
+      );
       expect(decideHangingCommit(withNext(false), acknowledgedAt('unknown')).kind).toBe('refuse');
       expect(decideHangingCommit(withNext(false), nothing).kind).toBe('refuse');
     });
@@ -206,12 +187,13 @@ describe('decideHangingCommit', () => {
 describe('decidingTransaction', () => {
   it('is the one whose commit was begun, else the last acknowledged one', () => {
     const j = acknowledged();
-    expect(decidingTransaction(j)).toEqual({ acknowledged: j.lastAcknowledged });
+    expect(decidingTransaction(j)).toBe(j.lastAcknowledged);
     j.begin(4);
     j.wrote([{ topicName: 'log', partition: 3, baseOffset: '2' }]);
-    expect(decidingTransaction(j)).toEqual({ acknowledged: j.lastAcknowledged });
+    expect(decidingTransaction(j)).toBe(j.lastAcknowledged);
     j.committing('20');
-    expect(decidingTransaction(j)).toEqual({ begun: j.unacknowledged });
+    expect(decidingTransaction(j)).toBe(j.unacknowledged);
+    expect(decidingTransaction(new TransactionJournal())).toBeUndefined();
   });
 });
 

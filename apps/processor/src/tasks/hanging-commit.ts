@@ -41,31 +41,30 @@ export type HangingCommitDecision =
  */
 export type SpanOutcome = TransactionOutcome | 'joined';
 
-/**
- * The outcomes of the journal's transactions on each partition they wrote, keyed
- * `topic/partition`: of the one whose commit was begun and not acknowledged, when there is one
- * (its markers decide), or else of the last acknowledged one.
- */
-export interface JournaledOutcomes {
-  acknowledged: ReadonlyMap<string, SpanOutcome>;
-  begun: ReadonlyMap<string, SpanOutcome>;
-}
-
-/** The transaction whose outcomes decide a pending offset commit (`JournaledOutcomes`). */
-export function decidingTransaction(
-  journal: TransactionJournal,
-): { begun: TransactionWrites } | { acknowledged: TransactionWrites | undefined } {
+/** The transaction whose commit was begun and not acknowledged: its markers decide, if any. */
+function begunCommit(journal: TransactionJournal): TransactionWrites | undefined {
   const open = journal.unacknowledged;
-  return open?.committing ? { begun: open } : { acknowledged: journal.lastAcknowledged };
+  return open?.committing ? open : undefined;
 }
 
-/** The decision for a pending offset commit after the fence. */
+/**
+ * The transaction whose markers decide a pending offset commit: the one whose commit was begun,
+ * or else the last acknowledged one.
+ */
+export function decidingTransaction(journal: TransactionJournal): TransactionWrites | undefined {
+  return begunCommit(journal) ?? journal.lastAcknowledged;
+}
+
+/**
+ * The decision for a pending offset commit after the fence. `outcomes`: how the deciding
+ * transaction (`decidingTransaction`) ended on each partition it wrote, keyed `topic/partition`.
+ */
 export function decideHangingCommit(
   journal: TransactionJournal,
-  outcomes: JournaledOutcomes,
+  outcomes: ReadonlyMap<string, SpanOutcome>,
 ): HangingCommitDecision {
   const acknowledged = journal.lastAcknowledged;
-  const begun = journal.unacknowledged?.committing ? journal.unacknowledged : undefined;
+  const begun = begunCommit(journal);
   if (begun === undefined) {
     if (acknowledged === undefined) {
       return {
@@ -76,12 +75,12 @@ export function decideHangingCommit(
     }
     // Only a transaction whose commit was begun sends an offset commit: the pending one is the
     // acknowledged one's (and maybe earlier acknowledged ones'), committed by the coordinator.
-    return decideAcknowledged(acknowledged, journal.unacknowledged, outcomes.acknowledged);
+    return decideAcknowledged(acknowledged, journal.unacknowledged, outcomes);
   }
   const seen = new Set<TransactionOutcome>();
   for (const key of begun.firstOffsets.keys()) {
     // Joined: the acknowledged transaction's span, whose records its marker ends with its own.
-    const outcome = outcomes.begun.get(key) ?? 'unknown';
+    const outcome = outcomes.get(key) ?? 'unknown';
     seen.add(outcome === 'joined' ? 'open' : outcome);
   }
   if (seen.has('unknown')) {
