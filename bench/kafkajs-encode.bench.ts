@@ -4,9 +4,15 @@
 // beside it as stockRecordSet), measured in the same run on the same messages: order events
 // keyed by entity as strings, as Sluice's tasks hand them to kafkajs, `per-batch` to a
 // partition's batch (a task's request holds a few hundred per partition). Both are checked to
-// write the same bytes first.
+// write the same bytes first. Then the partition of each keyed record: kafkajs'
+// DefaultPartitioner (murmur2 through Long) against @sluice/kafka's KeyPartitioner (the same
+// hash in 32-bit arithmetic), on the same keys, checked equal first.
 import { parseArgs } from 'node:util';
 
+import { Partitioners } from 'kafkajs';
+import type { ICustomPartitioner, PartitionerArgs } from 'kafkajs';
+
+import { KeyPartitioner } from '@sluice/kafka';
 import { kafkajsModule, patchedRecordSet, stockRecordSet } from '@sluice/kafka/testing';
 import type { RecordSetOptions, RecordSetWriter } from '@sluice/kafka/testing';
 import { generateOrders } from '@sluice/operators/testing';
@@ -64,6 +70,52 @@ async function measure(label: string, write: RecordSetWriter, input: RecordSetOp
   return Math.round((N / best) * 1000);
 }
 
+/** Records/s of placing every keyed message of `input` on one of six partitions, best of ROUNDS. */
+function partitionRate(label: string, create: ICustomPartitioner, input: PartitionerArgs[]) {
+  const partition = create();
+  let best = Infinity;
+  let sum = 0;
+  for (let round = 0; round < ROUNDS + 1; round++) {
+    const started = process.hrtime.bigint();
+    for (const args of input) sum += partition(args);
+    // The first round warms up.
+    if (round > 0) best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  log(`  ${label}: best of ${ROUNDS} ${best.toFixed(0)} ms (checksum ${sum})`);
+  return Math.round((input.length / best) * 1000);
+}
+
+function partitioning(input: RecordSetOptions[]): void {
+  const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({
+    partitionId,
+    leader: 1,
+    replicas: [1],
+    isr: [1],
+    partitionErrorCode: 0,
+  }));
+  const keyed = input.flatMap((batch) =>
+    batch.messages.map(({ key, value }): PartitionerArgs => ({
+      topic: 'orders',
+      partitionMetadata,
+      message: { key, value },
+    })),
+  );
+  const [stock, ours] = [Partitioners.DefaultPartitioner(), KeyPartitioner()];
+  for (const args of keyed.slice(0, 10_000))
+    if (stock(args) !== ours(args)) throw new Error('the key partitioner placed a key elsewhere');
+  const stockRate = partitionRate(
+    "kafkajs' DefaultPartitioner",
+    Partitioners.DefaultPartitioner,
+    keyed,
+  );
+  const ourRate = partitionRate('KeyPartitioner', KeyPartitioner, keyed);
+  console.log(`keyed records' partition, ${fmt(keyed.length)} keys, 6 partitions:`);
+  console.log(`  kafkajs 2.2.4         ${fmt(stockRate)} records/s`);
+  console.log(
+    `  KeyPartitioner        ${fmt(ourRate)} records/s (x${(ourRate / stockRate).toFixed(2)})`,
+  );
+}
+
 async function main(): Promise<void> {
   const stock = stockRecordSet();
   const patched = patchedRecordSet();
@@ -87,6 +139,7 @@ async function main(): Promise<void> {
   console.log(
     `  patched               ${fmt(patchedRate)} records/s (x${(patchedRate / stockRate).toFixed(2)})`,
   );
+  partitioning(input);
 }
 
 void main();

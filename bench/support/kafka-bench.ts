@@ -224,7 +224,10 @@ export function startReplica(options: {
 }): Replica {
   const metricsPort = nextPort++;
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [];
-  const flags = [...PROCESSOR_NODE_FLAGS, ...(options.nodeFlags ?? [])];
+  // SLUICE_REPLICA_NODE_FLAGS (space-separated) reaches every replica a bench starts, for the
+  // V8 flags NODE_OPTIONS refuses (--trace-gc, say).
+  const fromEnv = process.env['SLUICE_REPLICA_NODE_FLAGS']?.split(' ').filter(Boolean) ?? [];
+  const flags = [...PROCESSOR_NODE_FLAGS, ...fromEnv, ...(options.nodeFlags ?? [])];
   const child = spawn(process.execPath, [...profile, ...flags, options.main ?? MAIN], {
     env: {
       ...process.env,

@@ -1,8 +1,9 @@
 // The replica's stats producer: connected during start-up, it publishes the replica's view of
 // each pipeline every stats interval and once more at stop (stats-reporter.ts has the records).
-import { Partitioners } from 'kafkajs';
 import type { Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
+
+import { KeyPartitioner } from '@sluice/kafka';
 
 import type { ActivePipeline } from '../pipelines/active-pipeline';
 import type { ParkedPipeline } from '../pipelines/definition-applier';
@@ -29,7 +30,7 @@ export class StatsPublisher {
 
   async connect(): Promise<void> {
     // Stats records are overwritten every few seconds: a plain producer is enough.
-    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    this.producer = this.kafka.producer({ createPartitioner: KeyPartitioner });
     await this.producer.connect();
   }
 

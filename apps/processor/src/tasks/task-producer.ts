@@ -2,11 +2,10 @@
 // scheme that lets a new owner fence a zombie. It owns open/fence/begin/send/commit/abort; calls
 // run one at a time, in order, behind the task, so a batch hands its records over and returns
 // while the broker takes them (the commit round trips would otherwise stall consumption).
-import { Partitioners } from 'kafkajs';
 import type { Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { KAFKAJS_BROKER_RETRY, onTopics, withDenialsNamed } from '@sluice/kafka';
+import { KAFKAJS_BROKER_RETRY, KeyPartitioner, onTopics, withDenialsNamed } from '@sluice/kafka';
 import type { AskedFor } from '@sluice/kafka';
 
 import type { TransactionJournal } from './transaction-journal';
@@ -66,7 +65,7 @@ export class TaskProducer {
       transactionalId: this.id,
       idempotent: true,
       maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: KeyPartitioner,
       retry: KAFKAJS_BROKER_RETRY,
     });
     this.producer = producer;

@@ -57,10 +57,12 @@ export interface TableJoinOptions {
   mirrorStream?: boolean;
 }
 
-interface Version {
-  time: number;
-  value: unknown;
-}
+/**
+ * A version as the changelog holds it, `[time, value]`: a restore keeps the parsed pairs and a
+ * snapshot writes them as they are, with no object built per version either way (a 10⁶-row
+ * table's restore is mostly allocation and garbage collection). Never changed in place.
+ */
+type Version = readonly [time: number, value: unknown];
 
 export class TableJoin extends JoinState {
   /** Each key's versions, oldest first (only the latest when not temporal). */
@@ -86,9 +88,9 @@ export class TableJoin extends JoinState {
     if (!this.options.temporal) versions.length = 0;
     // Sorted by time; of two versions at the same time the later one wins.
     let at = versions.length;
-    while (at > 0 && versions[at - 1]!.time > row.time) at -= 1;
-    const version = { time: row.time, value: row.value };
-    if (at > 0 && versions[at - 1]!.time === row.time) versions[at - 1] = version;
+    while (at > 0 && versions[at - 1]![0] > row.time) at -= 1;
+    const version: Version = [row.time, row.value];
+    if (at > 0 && versions[at - 1]![0] === row.time) versions[at - 1] = version;
     else versions.splice(at, 0, version);
     this.rows.set(row.key, versions);
     if (this.options.temporal) this.prune(row.key, versions);
@@ -163,7 +165,7 @@ export class TableJoin extends JoinState {
     const name = key.slice(1);
     if (key[0] === 't') {
       const versions = this.rows.get(name);
-      return versions && versions.length > 0 ? versions.map((v) => [v.time, v.value]) : null;
+      return versions && versions.length > 0 ? versions.slice() : null;
     }
     const record = this.waitingIds.get(name);
     return record ? { k: record.key, t: record.time, v: record.value } : null;
@@ -176,11 +178,8 @@ export class TableJoin extends JoinState {
       const name = key.slice(1);
       if (key[0] === 't') {
         if (value === null) this.rows.delete(name);
-        else
-          this.rows.set(
-            name,
-            (value as Array<[number, unknown]>).map(([time, v]) => ({ time, value: v })),
-          );
+        // A copy of the list (the caller's may be restored elsewhere too); the pairs are shared.
+        else this.rows.set(name, (value as Version[]).slice());
         continue;
       }
       this.waitingIds.delete(name);
@@ -232,13 +231,13 @@ export class TableJoin extends JoinState {
   private rowAt(key: string, time: number): unknown {
     const versions = this.rows.get(key);
     if (!versions || versions.length === 0) return undefined;
-    if (!this.options.temporal) return versions[versions.length - 1]!.value;
+    if (!this.options.temporal) return versions[versions.length - 1]![1];
     let found: Version | undefined;
     for (const version of versions) {
-      if (version.time > time) break;
+      if (version[0] > time) break;
       found = version;
     }
-    return found?.value;
+    return found?.[1];
   }
 
   /**
@@ -249,10 +248,10 @@ export class TableJoin extends JoinState {
   private prune(key: string, versions: Version[]): void {
     const bound = Math.min(this.horizon(), this.waiting.peekPriority());
     let keep = 0;
-    while (keep + 1 < versions.length && versions[keep + 1]!.time <= bound) keep += 1;
+    while (keep + 1 < versions.length && versions[keep + 1]![0] <= bound) keep += 1;
     if (keep > 0) versions.splice(0, keep);
     // A deletion no later record can look past or before: the key has no row at all.
-    if (versions.length === 1 && versions[0]!.value === null && versions[0]!.time <= bound)
+    if (versions.length === 1 && versions[0]![1] === null && versions[0]![0] <= bound)
       this.rows.delete(key);
   }
 
