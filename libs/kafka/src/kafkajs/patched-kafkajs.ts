@@ -5,7 +5,8 @@
 // - the read_committed filter follows the Java consumer's rule for interleaved aborted
 //   transactions;
 // - the record decoder does its offset and timestamp arithmetic on plain numbers where exact;
-// - a produce request's record batch is written into one buffer, byte for byte as before;
+// - a produce request's record batch is written into one buffer, byte for byte as before, and
+//   the request around its batches into one more (kafkajs copied each batch eight times);
 // - OffsetFetch v7 with `require_stable`, and ListOffsets with a chosen isolation level, so a
 //   task can ask the broker whether a pending transaction can still change what it reads;
 // - one bounded retry policy for every transaction-coordinator request (AddPartitionsToTxn
@@ -38,6 +39,7 @@ export const REQUIRED_PATCHES = [
   'fetch-partition-records',
   'transactional-identity',
   'remembered-coordinators',
+  'single-copy-produce',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
