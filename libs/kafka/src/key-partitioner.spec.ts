@@ -45,17 +45,26 @@ describe('murmur2', () => {
       }),
       { numRuns: 2000 },
     );
+    // Any UTF-16 units, lone surrogates included (fast-check's 'binary' unit leaves them out).
+    const utf16 = fc
+      .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 })
+      .map((units) => String.fromCharCode(...units));
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (text) => {
+      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), utf16), (text) => {
         expect(keyHash(text)).toBe(kafkajsMurmur2(text));
       }),
       { numRuns: 2000 },
     );
   });
 
-  it('hashes a key longer than its scratch buffer as kafkajs does', () => {
+  it('hashes a key longer than its scratch buffer, and one of another type, as kafkajs does', () => {
     const long = 'é'.repeat(2000) + 'k';
     expect(keyHash(long)).toBe(kafkajsMurmur2(long));
+    // kafkajs hashes the text of what is neither a string nor a Buffer.
+    const odd = 4711 as unknown as string;
+    expect(keyHash(odd)).toBe(kafkajsMurmur2(odd));
+    const bytes = new Uint8Array([1, 2, 3]) as unknown as Buffer;
+    expect(keyHash(bytes)).toBe(kafkajsMurmur2(bytes));
   });
 });
 

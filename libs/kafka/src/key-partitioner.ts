@@ -40,7 +40,7 @@ const scratch = Buffer.allocUnsafe(4096);
 
 /** murmur2 of a key as kafkajs hashes it: a Buffer's bytes, or the UTF-8 of its text. */
 export function keyHash(key: Buffer | string): number {
-  if (typeof key !== 'string') return murmur2(key);
+  if (typeof key !== 'string') return Buffer.isBuffer(key) ? murmur2(key) : keyHash(String(key));
   // At most 3 UTF-8 bytes per UTF-16 unit, so a key this short always fits.
   if (key.length * 3 <= scratch.length) return murmur2(scratch, scratch.write(key));
   return murmur2(Buffer.from(key));
