@@ -139,6 +139,26 @@ export async function notCommitted(admin: Admin, group: string, topics: string[]
   return behind;
 }
 
+/**
+ * Records of `topic` the group has not committed yet, against `ends` read before (a source that
+ * was produced in full before the run): one OffsetFetch, where notCommitted also asks for the
+ * topic's offsets every time.
+ */
+export async function notCommittedOf(
+  admin: Admin,
+  group: string,
+  topic: string,
+  ends: Awaited<ReturnType<Admin['fetchTopicOffsets']>>,
+): Promise<number> {
+  const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+  let behind = 0;
+  for (const end of ends) {
+    const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
+    behind += Number(BigInt(end.high) - (at === '-1' ? BigInt(end.low) : BigInt(at)));
+  }
+  return behind;
+}
+
 export async function putPipeline(
   kafka: Kafka,
   pipelinesTopic: string,
