@@ -16,7 +16,10 @@
 // - a send's retry keeps what was delivered per partition, not per broker, and waits for the
 //   attempt's requests to settle (stock kafkajs lost and duplicated records on a leader move);
 // - a topic deleted after a client used it is dropped from the client's metadata instead of
-//   failing every later request of the client.
+//   failing every later request of the client;
+// - TxnOffsetCommit v3 names the consumer's generation and member id (`sendOffsets`'
+//   `consumerGroupMetadata`, the generation from GROUP_JOIN), so the group coordinator refuses
+//   a member a rebalance replaced: the fence of exactly-once v2 (KIP-447).
 // This module is the one place that reaches into kafkajs' sources, and it refuses to go on
 // with a kafkajs that lacks the patch.
 import { createRequire } from 'node:module';
@@ -40,6 +43,7 @@ export const REQUIRED_PATCHES = [
   'transactional-identity',
   'remembered-coordinators',
   'single-copy-produce',
+  'txn-offset-commit-generation',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
