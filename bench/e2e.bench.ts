@@ -132,7 +132,7 @@ async function sluiceRate(
   let sourceCommitted = false;
   let lastReport = 0;
   for (;;) {
-    const sourceLeft = sourceCommitted
+    const sourceLeft: number = sourceCommitted
       ? 0
       : await notCommittedOf(admin, group, `${prefix}.events`, sourceEnds);
     sourceCommitted = sourceLeft === 0;
