@@ -71,7 +71,8 @@ describe('a transactional offset commit that names its consumer generation', () 
   }
 
   async function until(condition: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 30_000;
+    // Under the test's own timeout, so that a slow join says what it waited for.
+    const deadline = Date.now() + 20_000;
     while (!condition()) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -108,7 +109,9 @@ describe('a transactional offset commit that names its consumer generation', () 
 
     await commitAs(before, '5');
     expect(await committed()).toBe('5');
-    expect(txnOffsetCommitVersions).toEqual([3]);
+    // Every attempt (a coordinator still loading the new group is asked again) went out as v3.
+    expect(txnOffsetCommitVersions.length).toBeGreaterThan(0);
+    expect(new Set(txnOffsetCommitVersions)).toEqual(new Set([3]));
 
     // A second member: the coordinator begins a later generation, which both join.
     const second = await member();
