@@ -129,20 +129,15 @@ export async function notCommitted(admin: Admin, group: string, topics: string[]
       behind += 1;
       continue;
     }
-    const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-    for (const end of ends) {
-      const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
-      const position = at === '-1' ? BigInt(end.low) : BigInt(at);
-      behind += Number(BigInt(end.high) - position);
-    }
+    behind += await notCommittedOf(admin, group, topic, ends);
   }
   return behind;
 }
 
 /**
- * Records of `topic` the group has not committed yet, against `ends` read before (a source that
- * was produced in full before the run): one OffsetFetch, where notCommitted also asks for the
- * topic's offsets every time.
+ * Records of `topic` the group has not committed yet, against `ends` read before: alone, one
+ * OffsetFetch a call for a topic whose ends do not move (a source produced in full before the
+ * run), where notCommitted reads the ends again every time.
  */
 export async function notCommittedOf(
   admin: Admin,
