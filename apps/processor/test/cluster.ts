@@ -3,7 +3,7 @@
 // the admin's relay writes them, and outputs are read read_committed.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { internalTopics, validateDefinition, validateGraphDefinition } from '@sluice/contracts';
@@ -19,6 +19,8 @@ import { uniqueName } from '@sluice/kafka/testing';
 import { freePort, until, withoutEpoch } from '@sluice/testing';
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Kafka, Producer } from 'kafkajs';
+
+import { describeShortRead } from './short-read-report';
 
 const MAIN = join(__dirname, '..', 'dist', 'main.js');
 
@@ -132,6 +134,8 @@ export class TestCluster {
   private readonly started: Replica[] = [];
   /** Each pipeline's creation time, as the admin would keep it. */
   private readonly creations = new Map<string, string>();
+  /** What the broker held behind each read that came short (short-read-report.ts). */
+  private readonly shortReads: string[] = [];
 
   constructor(
     readonly partitions = 6,
@@ -187,7 +191,11 @@ export class TestCluster {
     await this.producer?.disconnect();
   }
 
-  /** With SLUICE_TEST_LOGS set, every replica's output is kept there (for a failure's post-mortem). */
+  /**
+   * With SLUICE_TEST_LOGS set, every replica's output is kept there, with the reads that came
+   * short, under the test's name (`clusters.tsv`): jest.failure-summary.js prints a failed
+   * test's own logs beside its failure.
+   */
   private saveLogs(): void {
     const directory = process.env['SLUICE_TEST_LOGS'];
     if (!directory) return;
@@ -197,6 +205,10 @@ export class TestCluster {
         join(directory, `${this.prefix}.${replica.id}.log`),
         replica.output.join('\n') + '\n',
       );
+    if (this.shortReads.length > 0)
+      writeFileSync(join(directory, `${this.prefix}.short-reads.txt`), this.shortReads.join('\n'));
+    const test = expect.getState().currentTestName ?? '(outside a test)';
+    appendFileSync(join(directory, 'clusters.tsv'), `${this.prefix}\t${test}\n`);
   }
 
   output(name: string): string {
@@ -399,14 +411,40 @@ export class TestCluster {
           });
         },
       });
+      const timeoutMs = options.timeoutMs ?? 90_000;
       await until(() => records.length >= expected, {
-        timeoutMs: options.timeoutMs ?? 90_000,
+        timeoutMs,
         what: `${expected} records on ${topic} (have ${records.length})`,
       }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, options.settleMs ?? 1500));
+      if (records.length < expected) await this.noteShortRead(topic, expected, records, timeoutMs);
       return records;
     } finally {
       await consumer.disconnect();
+    }
+  }
+
+  /** What the broker holds behind a read that came short, kept for the failure's post-mortem. */
+  private async noteShortRead(
+    topic: string,
+    expected: number,
+    records: KeyedValue[],
+    waitedMs: number,
+  ): Promise<void> {
+    const readByPartition = new Map<number, number>();
+    for (const { partition } of records)
+      readByPartition.set(partition, (readByPartition.get(partition) ?? 0) + 1);
+    const admin = this.kafka.admin();
+    try {
+      await admin.connect();
+      const read = { topic, expected, readByPartition, waitedMs, prefix: this.prefix };
+      this.shortReads.push(await describeShortRead(admin, { ...read, group: this.group }));
+    } catch (error) {
+      this.shortReads.push(
+        `short read of ${topic}: the broker could not be asked (${String(error)})`,
+      );
+    } finally {
+      await admin.disconnect();
     }
   }
 }
