@@ -47,6 +47,17 @@ export interface PartitionMemory {
  */
 const KEPT_TASK_UNSTABLE_ATTEMPTS = 8;
 
+/**
+ * The task is about to commit a move of its position to `target`: a move back lowers the floor
+ * first. Should the commit's answer be lost, the group then holds either the earlier commit or
+ * `target`, both at or above the new floor; the old floor would hold every resume behind it
+ * for good (CommitBehindError).
+ */
+export function lowerFloorForMove(memory: PartitionMemory, target: string): void {
+  const floor = memory.acknowledged;
+  if (floor !== undefined && BigInt(target) < BigInt(floor)) memory.acknowledged = target;
+}
+
 export class CommitBehindError extends Error {
   override readonly name = 'CommitBehindError';
   readonly retriable = true;

@@ -7,6 +7,7 @@ import type { Message } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import { SerialQueue } from '../support/serial-queue';
+import { lowerFloorForMove } from './committed-offset';
 import type { PartitionMemory, WrittenPartitions } from './committed-offset';
 import { positionAfter, splitAt } from './input-batch';
 import type { InputBatch } from './input-batch';
@@ -178,6 +179,7 @@ export abstract class Task extends TaskKind {
     // while a batch waits behind it.
     this.resumes += 1;
     this.position = target;
+    lowerFloorForMove(this.memory, target);
     this.commit();
     await this.producer.idle();
     this.assertRunning();
