@@ -19,6 +19,7 @@ export { runReference } from './reference';
 export type { KeyedRecord, ReferenceResult } from './reference';
 export { HoppingCombiner, ReduceCombiner } from './stateful/combiner';
 export type { Combiner, PartialAggregate } from './stateful/combiner';
+export { JsonText, parsedStateValue, parseJsonText } from './stateful/json-text';
 export { WATERMARK_KEY, groupStateKey, resultKey } from './stateful/stage';
 export { EVERY_RISE, NO_BOUNDARY, windowEnds } from './stateful/watermark-boundaries';
 export type { WatermarkBoundaries } from './stateful/watermark-boundaries';

@@ -11,10 +11,13 @@ import { readTopicToEnd, untilStableEnd } from '@sluice/kafka';
 import type { StateEntry } from '@sluice/operators';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
-import { decodeChangelogEntry, encodeChangelogValue, upstreamKey } from './changelog-records';
+import { changelogDecoder, encodeChangelogValue, upstreamKey } from './changelog-records';
 
 export interface RestoreTarget {
-  /** State entries of the epoch restored, in log order, a batch at a time. */
+  /**
+   * State entries of the epoch restored, in log order, a batch at a time; each value is the
+   * entry's JSON text (JsonText) or `null`.
+   */
   state(entries: StateEntry[]): void;
   /** An upstream's announced event time (`undefined`: none of this epoch). */
   upstream(upstream: string, time: number | undefined): void;
@@ -48,12 +51,13 @@ export class StateManager {
     );
     // Applied in log order as it is read, a batch at a time: no copy of the whole changelog.
     let entries: StateEntry[] = [];
+    const decode = changelogDecoder(epoch);
     const records = await readTopicToEnd(
       this.kafka,
       this.changelog,
       (record) => {
         if (record.key === null) return;
-        const entry = decodeChangelogEntry(record.key, record.value, epoch);
+        const entry = decode(record.key, record.value);
         if (entry.kind === 'state') entries.push(entry);
         else target.upstream(entry.upstream, entry.time);
       },

@@ -1,13 +1,16 @@
 // The hosted nodes of a pipeline: state entries routed by their tag, changes prefixed with it,
 // and each node's watermark the minimum over its own upstreams.
+import { JsonText } from '@sluice/operators';
 import type { StateEntry, StatefulStage } from '@sluice/operators';
 
 import type { PlacedNode } from '../pipelines/active-pipeline';
 import { HostedNodes } from './hosted-nodes';
 
 /** A stage that remembers what it was given and hands out what a test puts in `changes`. */
-function recordingStage() {
+function recordingStage(textKeys?: string) {
   const stage = {
+    restoresJsonText:
+      textKeys === undefined ? undefined : (key: string) => key.startsWith(textKeys),
     restored: [] as StateEntry[],
     advancedTo: [] as number[],
     changes: [] as StateEntry[],
@@ -35,7 +38,7 @@ function host(nodes: PlacedNode[]) {
   const stages = new Map<string, ReturnType<typeof recordingStage>>();
   const hosted = new HostedNodes();
   hosted.reset(nodes, (node) => {
-    const stage = recordingStage();
+    const stage = recordingStage(node.tag === 'text' ? 't' : undefined);
     stages.set(node.tag ?? '', stage);
     return stage as unknown as StatefulStage;
   });
@@ -58,6 +61,31 @@ describe('HostedNodes', () => {
     expect(stages.get('b')!.restored).toEqual([{ key: 'w1', value: 2 }]);
     expect(hosted.size()).toBe(3);
     expect(hosted.keys().sort()).toEqual(['a|w1', 'a|w2', 'b|w1']);
+  });
+
+  it('parses restored JSON text unless the stage keeps that key as text', () => {
+    const { hosted, stages } = host([placed('text', ['o/0']), placed('b', ['o/0'])]);
+    const row = new JsonText('[[1,{"tier":"gold"}]]');
+    hosted.restore([
+      { key: 'text|tc1', value: row },
+      { key: 'text|~watermark', value: new JsonText('5') },
+      { key: 'b|w1', value: new JsonText('{"n":2}') },
+      { key: 'b|w2', value: new JsonText('{"n":') },
+      { key: 'b|w3', value: null },
+    ]);
+    expect(stages.get('text')!.restored).toEqual([
+      { key: 'tc1', value: row },
+      { key: '~watermark', value: 5 },
+    ]);
+    expect(stages.get('b')!.restored).toEqual([
+      { key: 'w1', value: { n: 2 } },
+      { key: 'w2', value: null },
+      { key: 'w3', value: null },
+    ]);
+
+    const only = host([placed(undefined, ['o/0'])]);
+    only.hosted.restore([{ key: 'w1', value: new JsonText('[1,2]') }]);
+    expect(only.stages.get('')!.restored).toEqual([{ key: 'w1', value: [1, 2] }]);
   });
 
   it('gives an untagged only node its keys as they are', () => {

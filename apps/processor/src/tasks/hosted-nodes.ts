@@ -1,6 +1,7 @@
 // The stateful nodes of one pipeline as one repartition partition holds them: each node's stage
 // and its watermark over its own upstream source partitions. State keys carry the node's tag
 // (`<tag>|<key>`) when the pipeline has several stateful nodes, so they share one changelog.
+import { parsedStateValue } from '@sluice/operators';
 import type { StateEntry, StatefulStage } from '@sluice/operators';
 
 import type { PlacedNode } from '../pipelines/active-pipeline';
@@ -50,10 +51,15 @@ export class HostedNodes {
     return this.nodes.reduce((size, node) => size + node.stage.size(), 0);
   }
 
-  /** A restored batch of state entries, each to the stage of the node its key names. */
+  /**
+   * A restored batch of state entries, each to the stage of the node its key names, its value
+   * parsed unless the stage keeps that key's JSON text (`restoresJsonText`).
+   */
   restore(entries: StateEntry[]): void {
     const only = this.byTag.get('');
     if (only) {
+      // The entries are the restore's own: parsed in place, no copy of a large batch.
+      for (const entry of entries) entry.value = valueFor(only.stage, entry.key, entry.value);
       only.stage.restore(entries);
       return;
     }
@@ -63,7 +69,8 @@ export class HostedNodes {
       const node = bar < 0 ? undefined : this.byTag.get(entry.key.slice(0, bar));
       if (!node) continue; // a node the pipeline no longer has
       const list = byNode.get(node) ?? [];
-      list.push({ key: entry.key.slice(bar + 1), value: entry.value });
+      const key = entry.key.slice(bar + 1);
+      list.push({ key, value: valueFor(node.stage, key, entry.value) });
       byNode.set(node, list);
     }
     for (const [node, list] of byNode) node.stage.restore(list);
@@ -133,4 +140,9 @@ export class HostedNodes {
       node.stage.advanceTo(minimum);
     }
   }
+}
+
+/** A restored value as the stage takes it under its own `key`: parsed, or kept as text. */
+function valueFor(stage: StatefulStage, key: string, value: unknown): unknown {
+  return stage.restoresJsonText?.(key) ? value : parsedStateValue(value);
 }

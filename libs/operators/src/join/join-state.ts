@@ -53,6 +53,11 @@ export abstract class JoinState {
   abstract restore(entries: Iterable<StateEntry>): void;
   abstract clear(): void;
 
+  /** Whether a restored entry of `key` may come as JSON text (StatefulStage). */
+  restoresJsonText(_key: string): boolean {
+    return false;
+  }
+
   /** Records older than this are late. */
   protected horizon(): number {
     return this.current - this.latenessMs;

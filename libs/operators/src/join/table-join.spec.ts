@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 
+import { JsonText } from '../stateful/json-text';
 import type { StateEntry } from '../stateful/stage';
 import { TableJoin } from './table-join';
 import type { OnMissing, StreamRecord, TableJoined, TableRow } from './table-join';
@@ -91,6 +92,18 @@ function disorder(items: Item[]): number {
     max = Math.max(max, timeOf(item));
   }
   return worst;
+}
+
+/**
+ * A changelog as a restore hands it over: the values of the keys the join keeps as text are
+ * their JSON text, the others parsed (a copy made through JSON, as the topic holds them).
+ */
+function asText(join: TableJoin, changelog: StateEntry[]): StateEntry[] {
+  return changelog.map(({ key, value }) => {
+    if (value === null) return { key, value };
+    const text = JSON.stringify(value);
+    return { key, value: join.restoresJsonText(key) ? new JsonText(text) : JSON.parse(text) };
+  });
 }
 
 /** Feeds `items` from `max` on, moving the watermark to the largest time seen; returns it. */
@@ -194,10 +207,13 @@ describe('the stream-table join', () => {
           const first = joinOf({ latenessMs, onMissing: 'emit', trackChanges: true });
           const changelog: StateEntry[] = [];
           const max = feed(first, items.slice(0, cut), -Infinity, changelog, drainEvery);
-          for (const state of [first.join.snapshot(), changelog]) {
+          for (const state of [first.join.snapshot(), changelog, asText(first.join, changelog)]) {
             const second = joinOf({ latenessMs, onMissing: 'emit' });
             second.join.restore(state);
-            expect(second.join.size()).toBe(first.join.size());
+            // A row restored as text counts as one version until it is looked at.
+            if (state.some((entry) => entry.value instanceof JsonText))
+              expect(second.join.size()).toBeLessThanOrEqual(first.join.size());
+            else expect(second.join.size()).toBe(first.join.size());
             feed(second, items.slice(cut), max);
             second.join.flush();
             expect(canonical([...first.out, ...second.out])).toEqual(canonical(whole.out));
@@ -249,6 +265,29 @@ describe('the stream-table join', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('keeps a row restored as text as it was until it is looked at, and drops unreadable text', () => {
+    const run = joinOf({ trackChanges: true });
+    const versions = [
+      [10, { tier: 'gold' }],
+      [20, { tier: 'silver' }],
+    ];
+    run.join.restore([
+      { key: 'tc1', value: new JsonText(JSON.stringify(versions)) },
+      { key: 'tc2', value: new JsonText('[[10,') },
+      { key: 'tc3', value: new JsonText('[]') },
+    ]);
+    expect(run.join.snapshotKey('tc1')).toEqual(versions);
+    expect(run.join.snapshotKey('tc2')).toBeNull();
+    expect(run.join.snapshotKey('tc3')).toBeNull();
+    run.join.add({ key: 'c1', time: 15, id: 'o1', value: { order: 1 } });
+    run.join.advanceTo(30);
+    expect(run.out).toEqual([
+      { key: 'c1', time: 15, stream: { order: 1 }, table: { tier: 'gold' } },
+    ]);
+    expect(run.join.restoresJsonText('tc1')).toBe(true);
+    expect(run.join.restoresJsonText('so1')).toBe(false);
   });
 
   it('tombstones a waiting record restored from an older changelog once it is released', () => {

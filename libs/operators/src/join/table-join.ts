@@ -5,6 +5,7 @@
 // that could still come may be earlier than it); without, it is the latest row, at once. Pure:
 // the caller gives keys, times and ids, and moves the watermark (the smaller of the two
 // inputs'); the state is plain entries that a compacted changelog can mirror.
+import { JsonText, parseJsonText } from '../stateful/json-text';
 import { MinHeap } from '../stateful/min-heap';
 import type { StateEntry } from '../stateful/stage';
 import { WATERMARK_KEY } from '../stateful/stage';
@@ -64,9 +65,12 @@ export interface TableJoinOptions {
  */
 type Version = readonly [time: number, value: unknown];
 
+/** A key's versions, or their JSON text as restored, until first needed (json-text.ts). */
+type StoredVersions = Version[] | string;
+
 export class TableJoin extends JoinState {
   /** Each key's versions, oldest first (only the latest when not temporal). */
-  private readonly rows = new Map<string, Version[]>();
+  private readonly rows = new Map<string, StoredVersions>();
   /** Stream records waiting for the watermark (temporal only), by time. */
   private readonly waiting = new MinHeap<StreamRecord>();
   /** In arrival order: ids are the input's offsets, so the first unmirrored is the oldest. */
@@ -84,7 +88,7 @@ export class TableJoin extends JoinState {
       this.options.emitter.late(row, this.watermark());
       return;
     }
-    const versions = this.rows.get(row.key) ?? [];
+    const versions = this.versionsOf(row.key) ?? [];
     if (!this.options.temporal) versions.length = 0;
     // Sorted by time; of two versions at the same time the later one wins.
     let at = versions.length;
@@ -144,10 +148,13 @@ export class TableJoin extends JoinState {
     while (this.waiting.size > 0) this.release();
   }
 
-  /** Versions and waiting stream records held. */
+  /**
+   * Versions and waiting stream records held; a key restored and not looked at since counts
+   * as one version (its text is not parsed to count them).
+   */
   size(): number {
     let versions = 0;
-    for (const list of this.rows.values()) versions += list.length;
+    for (const list of this.rows.values()) versions += typeof list === 'string' ? 1 : list.length;
     return versions + this.waitingIds.size;
   }
 
@@ -164,7 +171,7 @@ export class TableJoin extends JoinState {
     if (key === WATERMARK_KEY) return this.watermarkValue();
     const name = key.slice(1);
     if (key[0] === 't') {
-      const versions = this.rows.get(name);
+      const versions = this.versionsOf(name);
       return versions && versions.length > 0 ? versions.slice() : null;
     }
     const record = this.waitingIds.get(name);
@@ -178,6 +185,7 @@ export class TableJoin extends JoinState {
       const name = key.slice(1);
       if (key[0] === 't') {
         if (value === null) this.rows.delete(name);
+        else if (value instanceof JsonText) this.rows.set(name, value.text);
         // A copy of the list (the caller's may be restored elsewhere too); the pairs are shared.
         else this.rows.set(name, (value as Version[]).slice());
         continue;
@@ -191,6 +199,11 @@ export class TableJoin extends JoinState {
       this.waiting.push(record.time, record, name);
       if (!this.mirrors) this.restoredIds.add(name);
     }
+  }
+
+  /** A table row's versions may be restored as text: most are never looked at again. */
+  override restoresJsonText(key: string): boolean {
+    return key[0] === 't';
   }
 
   clear(): void {
@@ -229,7 +242,7 @@ export class TableJoin extends JoinState {
 
   /** The row current at `time` (temporal), or the latest; `undefined` or `null`: none. */
   private rowAt(key: string, time: number): unknown {
-    const versions = this.rows.get(key);
+    const versions = this.versionsOf(key);
     if (!versions || versions.length === 0) return undefined;
     if (!this.options.temporal) return versions[versions.length - 1]![1];
     let found: Version | undefined;
@@ -253,6 +266,23 @@ export class TableJoin extends JoinState {
     // A deletion no later record can look past or before: the key has no row at all.
     if (versions.length === 1 && versions[0]![1] === null && versions[0]![0] <= bound)
       this.rows.delete(key);
+  }
+
+  /**
+   * A key's versions, parsed and kept parsed if they were restored as text; `undefined` when
+   * the key has none (text that does not parse, as an unreadable changelog value, is none).
+   */
+  private versionsOf(key: string): Version[] | undefined {
+    const stored = this.rows.get(key);
+    if (typeof stored !== 'string') return stored;
+    const parsed = parseJsonText(stored);
+    if (!Array.isArray(parsed) || parsed.length === 0) {
+      this.rows.delete(key);
+      return undefined;
+    }
+    const versions = parsed as Version[];
+    this.rows.set(key, versions);
+    return versions;
   }
 
   private get mirrors(): boolean {

@@ -77,6 +77,11 @@ export interface StatefulStage {
   snapshotKey(key: string): unknown;
   /** Applies entries in order (a later entry for a key wins; `null` deletes). */
   restore(entries: Iterable<StateEntry>): void;
+  /**
+   * Whether a restored entry of `key` may come as a `JsonText` (json-text.ts), parsed when
+   * the stage needs it; every other entry's value comes parsed. Without it, all come parsed.
+   */
+  restoresJsonText?(key: string): boolean;
   clear(): void;
   /**
    * With `replayInputs` (a stage that keeps inputs out of its changelog): an input read again
