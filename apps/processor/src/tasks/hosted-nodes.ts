@@ -129,7 +129,9 @@ export class HostedNodes {
   /** The changelog keys of everything held (what a new epoch tombstones). */
   keys(): string[] {
     return this.nodes.flatMap((node) =>
-      node.stage.snapshot().map((entry) => node.placed.keyPrefix + entry.key),
+      (node.stage.stateKeys?.() ?? node.stage.snapshot().map((entry) => entry.key)).map(
+        (key) => node.placed.keyPrefix + key,
+      ),
     );
   }
 

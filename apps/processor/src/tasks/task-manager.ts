@@ -44,8 +44,6 @@ export class TaskManager implements GroupHandler {
   private readonly ticking = new Set<Task>();
   /** Between a rebalance's start and its assignment nothing is reopened: it may not be ours. */
   private rebalancing = false;
-  /** Partitions whose failed task is still closing: no batch opens another meanwhile. */
-  private readonly failing = new Set<string>();
 
   constructor(private readonly deps: TaskManagerDependencies) {}
 
@@ -94,7 +92,7 @@ export class TaskManager implements GroupHandler {
     if (!task) {
       // Assigned, with no task and none on its way (its last one failed while it was not
       // ours to reopen): open one, which reads again from the committed offset.
-      if (!this.reopening.has(key) && !this.failing.has(key)) this.open(key, tp);
+      if (!this.reopening.has(key)) this.open(key, tp);
       return;
     }
     // Restoring (the partition is paused, this was fetched before), or fetched before the
@@ -227,28 +225,18 @@ export class TaskManager implements GroupHandler {
 
   /** Closes a failed task and, while its partition is ours, opens another after a pause. */
   private async fail(key: string, tp: TopicPartition, task: Task, error: unknown): Promise<void> {
-    if (this.tasks.get(key) !== task) {
-      await this.closeTask(key, task); // already replaced or revoked
-      return;
-    }
-    // Paused and marked before the close's first await: a batch delivered while the task
-    // closes must not open another task, which this pause would then leave paused for good.
-    if (this.assigned.has(key)) this.deps.consumer.pause(tp);
-    this.failing.add(key);
-    try {
-      await this.closeTask(key, task);
-    } finally {
-      this.failing.delete(key);
-    }
+    const current = this.tasks.get(key) === task;
+    await this.closeTask(key, task);
+    if (!current) return; // already replaced or revoked
     const kind = classifyTaskError(error);
     if (!this.assigned.has(key)) {
       this.deps.logger.info({ err: error, task: key, kind }, 'a revoked task stopped');
       return;
     }
+    this.deps.consumer.pause(tp);
     if (kind !== 'task-migrated') this.deps.onTaskFailed?.(error);
-    // The assignment that ends the rebalance opens it, if it is still ours; one that came
-    // while the task closed has opened it already.
-    if (this.rebalancing || this.tasks.has(key)) return;
+    // The assignment that ends the rebalance opens it, if it is still ours.
+    if (this.rebalancing) return;
     const { attempt, retryInMs } = this.reopening.schedule(key, kind, () => {
       const assigned = this.assigned.get(key);
       if (assigned && !this.rebalancing && !this.tasks.has(key)) this.open(key, assigned);

@@ -179,6 +179,10 @@ export abstract class Task extends TaskKind {
     // while a batch waits behind it.
     this.resumes += 1;
     this.position = target;
+    // Earlier commits answered first: one still in flight would raise the floor past the
+    // target after it was lowered.
+    await this.producer.idle();
+    this.assertRunning();
     lowerFloorForMove(this.memory, target);
     this.commit();
     await this.producer.idle();

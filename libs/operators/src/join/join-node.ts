@@ -197,6 +197,9 @@ abstract class JoinStage<State extends JoinState> implements StatefulStage {
   restore(entries: Iterable<StateEntry>): void {
     this.state.restore(entries);
   }
+  stateKeys(): string[] {
+    return this.state.stateKeys();
+  }
   restoresJsonText(key: string): boolean {
     return this.state.restoresJsonText(key);
   }

@@ -53,6 +53,11 @@ export abstract class JoinState {
   abstract restore(entries: Iterable<StateEntry>): void;
   abstract clear(): void;
 
+  /** The keys `snapshot` gives (StatefulStage). */
+  stateKeys(): string[] {
+    return this.snapshot().map((entry) => entry.key);
+  }
+
   /** Whether a restored entry of `key` may come as JSON text (StatefulStage). */
   restoresJsonText(_key: string): boolean {
     return false;

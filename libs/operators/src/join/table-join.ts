@@ -201,6 +201,15 @@ export class TableJoin extends JoinState {
     }
   }
 
+  /** As `snapshot`'s keys, with no row restored as text parsed for it. */
+  override stateKeys(): string[] {
+    const keys: string[] = [];
+    for (const key of this.rows.keys()) keys.push(rowKey(key));
+    for (const id of this.waitingIds.keys()) keys.push(streamKey(id));
+    for (const entry of this.watermarkEntries()) keys.push(entry.key);
+    return keys;
+  }
+
   /** A table row's versions may be restored as text: most are never looked at again. */
   override restoresJsonText(key: string): boolean {
     return key[0] === 't';

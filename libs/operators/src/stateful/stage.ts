@@ -75,6 +75,8 @@ export interface StatefulStage {
   /** Every state entry, for a full snapshot. */
   snapshot(): StateEntry[];
   snapshotKey(key: string): unknown;
+  /** The keys `snapshot` would give, where the stage can list them without their values. */
+  stateKeys?(): string[];
   /** Applies entries in order (a later entry for a key wins; `null` deletes). */
   restore(entries: Iterable<StateEntry>): void;
   /**
