@@ -233,8 +233,16 @@ export class TaskManager implements GroupHandler {
       this.deps.logger.info({ err: error, task: key, kind }, 'a revoked task stopped');
       return;
     }
-    this.deps.consumer.pause(tp);
     if (kind !== 'task-migrated') this.deps.onTaskFailed?.(error);
+    // A batch or an assignment that came while the task closed has opened another already:
+    // that task owns the partition's pause and resume, and pausing here would stop it for good.
+    // The partition is not paused before the close for the same reason: a close that hangs
+    // (a broker restart) must not hold the partition with nothing to reopen it.
+    if (this.tasks.has(key)) {
+      this.deps.logger.info({ err: error, task: key, kind }, 'a failed task was replaced');
+      return;
+    }
+    this.deps.consumer.pause(tp);
     // The assignment that ends the rebalance opens it, if it is still ours.
     if (this.rebalancing) return;
     const { attempt, retryInMs } = this.reopening.schedule(key, kind, () => {

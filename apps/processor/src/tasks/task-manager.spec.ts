@@ -1,0 +1,176 @@
+import type { EachBatchPayload } from 'kafkajs';
+import pino from 'pino';
+
+import type { TopicPartition } from '../group/group-consumer';
+import type { Task } from './task';
+import { TaskManager } from './task-manager';
+
+/** A deferred promise: the test decides when it settles. */
+function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** The consumer as the task manager sees it: which partitions are paused, and the seeks. */
+class FakeConsumer {
+  readonly paused = new Set<string>();
+  readonly seeks: string[] = [];
+  pause({ topic, partition }: TopicPartition): void {
+    this.paused.add(`${topic}/${partition}`);
+  }
+  resume({ topic, partition }: TopicPartition): void {
+    this.paused.delete(`${topic}/${partition}`);
+  }
+  seek({ topic, partition }: TopicPartition, offset: string): void {
+    this.seeks.push(`${topic}/${partition}@${offset}`);
+  }
+}
+
+/** A task whose batch can fail and whose close the test holds open. */
+class FakeTask {
+  state = 'running';
+  generation = 0;
+  closed = false;
+  failNextBatch: Error | undefined;
+  readonly closing = deferred<void>();
+  constructor(readonly name: string) {}
+  resume(): Promise<string> {
+    return Promise.resolve('10');
+  }
+  async processBatch(): Promise<undefined> {
+    const error = this.failNextBatch;
+    this.failNextBatch = undefined;
+    if (error) throw error;
+    return undefined;
+  }
+  suspend(): Promise<void> {
+    return Promise.resolve();
+  }
+  commitNow(): Promise<void> {
+    return Promise.resolve();
+  }
+  tick(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+  async close(): Promise<void> {
+    await this.closing.promise;
+    this.closed = true;
+  }
+}
+
+const tp: TopicPartition = { topic: 'orders', partition: 0 };
+
+function batchOf(): EachBatchPayload {
+  return {
+    batch: { topic: tp.topic, partition: tp.partition, messages: [] },
+    isStale: () => false,
+    heartbeat: () => Promise.resolve(),
+  } as unknown as EachBatchPayload;
+}
+
+const settle = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('TaskManager', () => {
+  let consumer: FakeConsumer;
+  let created: FakeTask[];
+  let manager: TaskManager;
+
+  beforeEach(async () => {
+    consumer = new FakeConsumer();
+    created = [];
+    manager = new TaskManager({
+      logger: pino({ level: 'silent' }),
+      consumer,
+      createTask: () => {
+        const task = new FakeTask(`task-${created.length}`);
+        created.push(task);
+        return task as unknown as Task;
+      },
+    });
+    manager.onAssignment([tp]);
+    await settle();
+  });
+
+  afterEach(async () => {
+    for (const task of created) task.closing.resolve();
+    await manager.closeAll();
+  });
+
+  it('reads a freshly assigned partition once its task resumed', () => {
+    expect(created).toHaveLength(1);
+    expect(consumer.paused.has('orders/0')).toBe(false);
+    expect(consumer.seeks).toEqual(['orders/0@10']);
+  });
+
+  it("pauses a failed task's partition once it closed, and reopens it after a back-off", async () => {
+    const [first] = created;
+    first.failNextBatch = new Error('boom');
+    const failing = manager.onBatch(batchOf());
+    await settle();
+    first.closing.resolve();
+    await failing;
+    expect(first.closed).toBe(true);
+    expect(manager.size).toBe(0);
+    expect(consumer.paused.has('orders/0')).toBe(true);
+
+    await settle(400); // the first back-off is 0.25 s
+    expect(created).toHaveLength(2);
+    expect(manager.size).toBe(1);
+    expect(consumer.paused.has('orders/0')).toBe(false);
+  });
+
+  it('leaves the partition read by a task a batch opened while the failed one closed', async () => {
+    const [first] = created;
+    first.failNextBatch = new Error('boom');
+    const failing = manager.onBatch(batchOf());
+    await settle();
+
+    // Fetched before the failure: delivered while the failed task is still closing.
+    await manager.onBatch(batchOf());
+    await settle();
+    expect(created).toHaveLength(2);
+    expect(consumer.paused.has('orders/0')).toBe(false);
+
+    first.closing.resolve();
+    await failing;
+    await settle(400);
+    // Before, the late pause stopped the second task's partition for good and nothing reopened it.
+    expect(consumer.paused.has('orders/0')).toBe(false);
+    expect(created).toHaveLength(2);
+    expect(manager.size).toBe(1);
+  });
+
+  it("reads on through a new task while a failed task's close never ends", async () => {
+    const [first] = created;
+    first.failNextBatch = new Error('boom');
+    void manager.onBatch(batchOf());
+    await settle();
+    expect(consumer.paused.has('orders/0')).toBe(false);
+
+    await manager.onBatch(batchOf());
+    await settle();
+    expect(created).toHaveLength(2);
+    expect(manager.size).toBe(1);
+    expect(consumer.paused.has('orders/0')).toBe(false);
+    expect(first.closed).toBe(false);
+  });
+
+  it('leaves the partition to a task an assignment opened while the failed one closed', async () => {
+    const [first] = created;
+    first.failNextBatch = new Error('boom');
+    manager.onRebalancing();
+    const failing = manager.onBatch(batchOf());
+    await settle();
+    manager.onAssignment([tp]);
+    await settle();
+    expect(created).toHaveLength(2);
+
+    first.closing.resolve();
+    await failing;
+    await settle(400);
+    expect(created).toHaveLength(2);
+    expect(manager.size).toBe(1);
+    expect(consumer.paused.has('orders/0')).toBe(false);
+  });
+});
