@@ -153,7 +153,10 @@ export class Processor {
         topicPrefix: config.topicPrefix,
         logger,
         metrics: this.metrics,
-        commitIntervalMs: config.commitIntervalMs,
+        commitIntervals: {
+          commitMs: config.commitIntervalMs,
+          quietMs: config.quietCommitIntervalMs,
+        },
       },
       pipelines: this.pipelines,
       dlqTopic: this.topics.dlq,

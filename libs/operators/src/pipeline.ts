@@ -56,6 +56,11 @@ export interface StatefulSpec {
   readonly idleTimeoutMs: number | undefined;
   /** Which rises of its watermark input it acts on: where a source must announce its time. */
   readonly watermarkBoundaries: WatermarkBoundaries;
+  /**
+   * Whether an input alone can make it emit (a reduce's running result, a window's updates);
+   * if not, it emits only when its watermark moves, and its folded inputs wait for that.
+   */
+  readonly emitsOnInput: boolean;
   createStage(options: StageFactoryOptions): StatefulStage;
   /**
    * A combiner for map-side pre-aggregation, where one is exact: not for sessions (they merge by
@@ -179,6 +184,7 @@ export function compileStateful(
       latenessMs: 0,
       idleTimeoutMs: undefined,
       watermarkBoundaries: NO_BOUNDARY,
+      emitsOnInput: true,
       createStage: (options) => new ReduceStage({ ...options, pipelineId, aggregator }),
       createCombiner: () => new ReduceCombiner(aggregator),
     };
@@ -192,7 +198,14 @@ export function compileStateful(
       : Math.round(config.idle_timeout_seconds * SECOND);
   const emitUpdates = operator.emit === 'update';
   const base = { pipelineId, aggregator, latenessMs, idleTimeoutMs, emitUpdates };
-  const spec = { kind: 'window' as const, extract, groupBy, latenessMs, idleTimeoutMs };
+  const spec = {
+    kind: 'window' as const,
+    extract,
+    groupBy,
+    latenessMs,
+    idleTimeoutMs,
+    emitsOnInput: emitUpdates,
+  };
   if (config.window_type === 'session') {
     const gapMs = Math.round(sessionGapSecondsOf(config) * SECOND);
     return {

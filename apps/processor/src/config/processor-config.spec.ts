@@ -16,10 +16,28 @@ describe('loadProcessorConfig', () => {
       logFormat: 'json',
       topicPrefix: 'sluice',
       commitIntervalMs: 100,
+      quietCommitIntervalMs: 1000,
       sourcePartitions: 6,
       statsIntervalMs: 5000,
       sessionTimeoutMs: 30_000,
     });
+  });
+
+  it('never lets a quiet transaction commit sooner than any other', () => {
+    expect(loadProcessorConfig({ QUIET_COMMIT_INTERVAL_MS: '100' })).toMatchObject({
+      commitIntervalMs: 100,
+      quietCommitIntervalMs: 100,
+    });
+    expect(loadProcessorConfig({ COMMIT_INTERVAL_MS: '5000' })).toMatchObject({
+      commitIntervalMs: 5000,
+      quietCommitIntervalMs: 5000,
+    });
+    expect(
+      loadProcessorConfig({ COMMIT_INTERVAL_MS: '500', QUIET_COMMIT_INTERVAL_MS: '200' }),
+    ).toMatchObject({ commitIntervalMs: 500, quietCommitIntervalMs: 500 });
+    expect(() => loadProcessorConfig({ QUIET_COMMIT_INTERVAL_MS: '60000' })).toThrow(
+      'QUIET_COMMIT_INTERVAL_MS must be at most 30000',
+    );
   });
 
   it('reads lists and numbers from the environment', () => {

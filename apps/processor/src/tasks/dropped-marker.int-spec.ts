@@ -161,7 +161,7 @@ describe('a transaction of a task left open on its changelog after the fence', (
         topicPrefix: prefix,
         logger,
         metrics: metrics(),
-        commitIntervalMs: 100,
+        commitIntervals: { commitMs: 100, quietMs: 100 },
         pipelines,
         dlqTopic: `${prefix}.dlq`,
       },

@@ -124,3 +124,16 @@ export function markerDue(runner: Runner): boolean {
   const { announced, maxEventTime } = runner;
   return runner.fed.some((placed) => placed.node.spec.watermarkBoundaries(announced, maxEventTime));
 }
+
+/**
+ * Whether what the runner holds for the next commit is waited for downstream: a marker due, or
+ * folded partials of a node that emits on its inputs (a reduce, a window's updates). A window
+ * that fires on the watermark needs its partials only before the marker that fires it, and the
+ * commit that carries that marker brings them.
+ */
+export function holdsAwaited(runner: Runner): boolean {
+  if (markerDue(runner)) return true;
+  return runner.combiners.some(
+    ({ placed, combiner }) => placed.node.spec.emitsOnInput && !combiner.isEmpty,
+  );
+}

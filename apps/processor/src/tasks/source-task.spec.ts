@@ -1,82 +1,11 @@
 // A source task's positions across definition changes, without a broker: what it would commit
 // in the offset's metadata when a pipeline stops running here, is deleted, or was there before
 // positions were.
-import type { Admin, Kafka } from 'kafkajs';
-import pino from 'pino';
+import { pipelineRun } from '@sluice/contracts';
 
-import { pipelineRun, validateDefinition } from '@sluice/contracts';
-import type { PipelineDefinition, StoredFields } from '@sluice/contracts';
-import { NO_LOOKUPS, planOfLinear } from '@sluice/operators';
-import { dailyRevenueDefinition, orderEvent } from '@sluice/operators/testing';
-
-import { ProcessorMetrics } from '../observability/processor-metrics';
-import { activePipeline } from '../pipelines/active-pipeline';
 import { PipelineSet } from '../pipelines/pipeline-set';
 import { decodeRepartitionRecord } from '../repartition/repartition-records';
-import { SourceTask } from './source-task';
-import type { InputMessage } from './input-batch';
-import { TransactionJournal } from './transaction-journal';
-
-const TOPIC = 'orders';
-
-type LinearStored = PipelineDefinition & StoredFields;
-
-function stored(n: number): LinearStored {
-  const validated = validateDefinition(
-    dailyRevenueDefinition({ id: `00000000-0000-4000-8000-00000000000${n}`, output: `out-${n}` }),
-    { topicPrefix: 'unit' },
-  );
-  if (!validated.valid) throw new Error(JSON.stringify(validated.errors));
-  return {
-    ...validated.definition,
-    version: 1,
-    reset_generation: 0,
-    created_at: '2026-11-29T00:00:00.000Z',
-    updated_at: '2026-11-29T00:00:00.000Z',
-  };
-}
-
-const active = (pipeline: LinearStored) =>
-  activePipeline(pipeline, planOfLinear(pipeline, [TOPIC]), 'unit', () => 1);
-
-/** The protected parts of a source task a test drives. */
-interface Driven {
-  refresh(): void;
-  adoptCommitted(metadata: string | undefined, offset: string | undefined): void;
-  commitMetadata(offset: string): string | undefined;
-  repositionTo(): string | undefined;
-  handle(messages: InputMessage[]): void;
-  afterBatch(next: string): void;
-  beforeCommit(): void;
-  send(topic: string, message: { value: string | Buffer | null }): void;
-}
-
-function sourceTask(pipelines: PipelineSet, known: () => LinearStored[]) {
-  const task = new SourceTask(
-    TOPIC,
-    0,
-    {
-      // Nothing here reaches a broker: no resume, no fence, no commit.
-      kafka: {} as Kafka,
-      admin: {} as Admin,
-      consumerGroup: 'unit.processor',
-      topicPrefix: 'unit',
-      logger: pino({ level: 'silent' }),
-      metrics: new ProcessorMetrics({
-        pipelines: () => [],
-        lagByTopic: () => new Map(),
-        assignedPartitions: () => 0,
-      }),
-      commitIntervalMs: 100,
-      pipelines,
-      dlqTopic: 'unit.dlq',
-      lookups: NO_LOOKUPS,
-      knownRuns: () => new Set(known().map(pipelineRun)),
-    },
-    { acknowledged: undefined, journal: new TransactionJournal() },
-  );
-  return task as unknown as Driven;
-}
+import { active, order, sourceTask, stored } from './unit-tasks.testing';
 
 const runsIn = (metadata: string | undefined) =>
   JSON.parse(metadata!) as { r: string[]; p?: Record<string, number> };
@@ -168,14 +97,7 @@ describe('a source task’s watermark markers', () => {
     let offset = 0;
     /** One transaction of the task: a batch of orders at these times, then the commit. */
     const transaction = (...times: number[]) => {
-      task.handle(
-        times.map((time) => ({
-          offset: String(offset++),
-          key: null,
-          value: Buffer.from(JSON.stringify(orderEvent(new Date(time).toISOString()))),
-          timestamp: String(time),
-        })),
-      );
+      task.handle(times.map((time) => order(offset++, time)));
       task.afterBatch(String(offset));
       task.beforeCommit();
     };
@@ -202,12 +124,6 @@ describe('a source task’s watermark markers', () => {
       if (record?.kind === 'marker') sent.push(`marker ${record.time} ${record.epoch}`);
       else if (record) sent.push('record');
     };
-    const order = (offset: number, time: number): InputMessage => ({
-      offset: String(offset),
-      key: null,
-      value: Buffer.from(JSON.stringify(orderEvent(new Date(time).toISOString()))),
-      timestamp: String(time),
-    });
     task.handle([order(0, day1 + 1000), order(1, day1 + 5000)]);
     task.afterBatch('2');
     task.beforeCommit();

@@ -18,7 +18,7 @@ import { decodeRecord } from '../source/decode-record';
 import { SourcePositions } from '../source/source-positions';
 import { Task } from './task';
 import type { PartitionMemory } from './committed-offset';
-import { createRunner, drainPartials, markerDue } from './source-runner';
+import { createRunner, drainPartials, holdsAwaited, markerDue } from './source-runner';
 import type { Runner } from './source-runner';
 import type { InputMessage } from './input-batch';
 import type { TaskContext } from './task-context';
@@ -170,6 +170,10 @@ export class SourceTask extends Task {
   protected override beforeCommit(): void {
     for (const runner of this.runners) this.sendPartials(runner);
     this.announceEventTime();
+  }
+
+  protected override awaitsCommit(): boolean {
+    return this.runners.some(holdsAwaited);
   }
 
   protected override commitMetadata(offset: string): string | undefined {

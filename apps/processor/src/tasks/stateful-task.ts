@@ -216,7 +216,8 @@ export class StatefulTask extends Task {
   private startEpoch(pipeline: ActivePipeline): void {
     const changelog = pipeline.topics.changelog!;
     const oldKeys = this.nodes.keys().map((key) => ({ key, value: null }));
-    for (const message of this.stateOf(pipeline).tombstones(oldKeys)) this.send(changelog, message);
+    for (const message of this.stateOf(pipeline).tombstones(oldKeys))
+      this.sendState(changelog, message);
     this.pipeline = pipeline;
     this.epoch = pipeline.epoch;
     if (pipeline.run !== this.run) this.upstreamTimes.clear();
@@ -257,7 +258,7 @@ export class StatefulTask extends Task {
       this.upstreamTimes.get(upstream),
     ]);
     const changes = this.stateOf(pipeline).changes(this.epoch, entries, upstreams);
-    for (const message of changes) this.send(pipeline.topics.changelog!, message);
+    for (const message of changes) this.sendState(pipeline.topics.changelog!, message);
     this.changedUpstreams.clear();
   }
 }

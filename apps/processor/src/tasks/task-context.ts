@@ -3,6 +3,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
+import type { CommitIntervals } from './task-output';
 
 export interface TaskContext {
   kafka: Kafka;
@@ -12,5 +13,5 @@ export interface TaskContext {
   topicPrefix: string;
   logger: Logger;
   metrics: ProcessorMetrics;
-  commitIntervalMs: number;
+  commitIntervals: CommitIntervals;
 }

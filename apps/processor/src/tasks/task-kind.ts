@@ -48,6 +48,15 @@ export abstract class TaskKind {
     return undefined;
   }
 
+  /**
+   * Whether work the task holds outside the records it sent waits for the next commit (a
+   * source's folded partials of a node that emits on them, or a marker due); if nothing does,
+   * the transaction may stay open for the quiet interval (task-output.ts).
+   */
+  protected awaitsCommit(): boolean {
+    return false;
+  }
+
   /** The batch up to `next` is handled (the position moved there). */
   protected afterBatch(_next: string): void {}
 

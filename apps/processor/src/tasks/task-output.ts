@@ -1,20 +1,32 @@
 // What a task has handled since its last commit: the records it collected and has not handed to
-// its producer yet, whether there is anything to commit, and when its transaction began (the
-// commit interval runs from there).
+// its producer yet, whether there is anything to commit, whether a reader waits for it, and when
+// its transaction began (the commit interval runs from there). A transaction no reader waits for
+// (state changes, positions, partials of windows that fire on the watermark) is quiet: it may
+// collect for the longer quiet interval, so that many tasks commit far fewer transactions
+// without delaying a single result.
 import type { Message } from 'kafkajs';
 
 import { RecordCollector } from './record-collector';
 import type { OffsetToCommit, TaskProducer } from './task-producer';
 
+export interface CommitIntervals {
+  /** COMMIT_INTERVAL_MS: a transaction a reader waits for. */
+  commitMs: number;
+  /** QUIET_COMMIT_INTERVAL_MS: one no reader waits for (at least `commitMs`). */
+  quietMs: number;
+}
+
 export class TaskOutput {
   private readonly collector = new RecordCollector();
   /** Work handled since the last queued commit (records, or only a position that moved). */
   private pending = false;
+  /** A record a reader waits for was collected since the last queued commit. */
+  private awaited = false;
   private startedAt = 0;
 
   constructor(
     private readonly producer: TaskProducer,
-    private readonly commitIntervalMs: number,
+    private readonly intervals: CommitIntervals,
     /** The group and input partition whose offset each commit moves. */
     private readonly input: Omit<OffsetToCommit, 'offset' | 'metadata'>,
   ) {}
@@ -23,8 +35,10 @@ export class TaskOutput {
     return this.pending;
   }
 
-  add(topic: string, message: Message): void {
+  /** `awaited`: a reader waits for it (a result, a DLQ record); not a state change. */
+  add(topic: string, message: Message, awaited: boolean): void {
     this.collector.add(topic, message);
+    if (awaited) this.awaited = true;
   }
 
   /** Work was handled: the next commit has a position to move, even with no record. */
@@ -39,9 +53,15 @@ export class TaskOutput {
     this.producer.send(this.collector.drain());
   }
 
-  /** Whether there is work to commit and the commit interval has passed since it began. */
-  due(now: number): boolean {
-    return this.pending && now - this.startedAt >= this.commitIntervalMs;
+  /**
+   * Whether there is work to commit and its interval has passed since the transaction began:
+   * the commit interval if a reader waits for it (`awaitedElsewhere`: for work the task holds
+   * outside the collected records), else the quiet interval.
+   */
+  due(now: number, awaitedElsewhere: boolean): boolean {
+    if (!this.pending) return false;
+    const { commitMs, quietMs } = this.intervals;
+    return now - this.startedAt >= (this.awaited || awaitedElsewhere ? commitMs : quietMs);
   }
 
   /**
@@ -51,6 +71,7 @@ export class TaskOutput {
   commit(offset: string | undefined, metadata: string | undefined, onCommitted: () => void) {
     this.flush();
     this.pending = false;
+    this.awaited = false;
     this.startedAt = Date.now();
     this.producer.commit(
       offset === undefined ? undefined : { ...this.input, offset, metadata },
@@ -62,6 +83,7 @@ export class TaskOutput {
   discard(): void {
     this.collector.clear();
     this.pending = false;
+    this.awaited = false;
   }
 
   /** A transaction begins now (the task resumed). */

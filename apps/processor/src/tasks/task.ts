@@ -58,7 +58,7 @@ export abstract class Task extends TaskKind {
       memory.journal,
       (seconds) => context.metrics.commitSeconds.observe(seconds),
     );
-    this.output = new TaskOutput(this.producer, context.commitIntervalMs, {
+    this.output = new TaskOutput(this.producer, context.commitIntervals, {
       groupId: context.consumerGroup,
       topic,
       partition,
@@ -89,8 +89,14 @@ export abstract class Task extends TaskKind {
     return this.position;
   }
 
+  /** A record a reader waits for: its transaction commits within the commit interval. */
   protected send(topic: string, message: Message): void {
-    this.output.add(topic, message);
+    this.output.add(topic, message, true);
+  }
+
+  /** A state change (a changelog record): alone, it lets its transaction stay quiet. */
+  protected sendState(topic: string, message: Message): void {
+    this.output.add(topic, message, false);
   }
 
   get state(): TaskState {
@@ -143,7 +149,7 @@ export abstract class Task extends TaskKind {
       this.output.handled();
       this.lag = Number(batch.offsetLag());
       this.output.flush();
-      if (this.output.due(Date.now())) this.commit();
+      if (this.output.due(Date.now(), this.awaitsCommit())) this.commit();
       // Bounded: when the broker falls behind, the consumer waits for it.
       if (this.producer.backlog > 8) await this.producer.idle();
       return undefined;
@@ -157,7 +163,7 @@ export abstract class Task extends TaskKind {
       if (await this.checkAndReposition()) return 'reposition';
       this.onTick(now);
       this.output.flush();
-      if (this.output.due(now)) this.commit();
+      if (this.output.due(now, this.awaitsCommit())) this.commit();
       return undefined;
     });
   }

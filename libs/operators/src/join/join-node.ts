@@ -40,6 +40,8 @@ export interface JoinSpec {
   readonly idleTimeoutMs: number | undefined;
   /** Every rise: an interval expires, or a table version is released, at any event time. */
   readonly watermarkBoundaries: WatermarkBoundaries;
+  /** A record can match at once. */
+  readonly emitsOnInput: true;
   /** Joins fold nothing upstream. */
   readonly createCombiner: undefined;
   /** The record's join key as a string; `undefined`: it has none (the record is skipped). */
@@ -65,6 +67,7 @@ export function compileJoin(pipelineId: string, node: JoinNodeSpec): JoinSpec {
     latenessMs,
     idleTimeoutMs: idle === undefined ? undefined : Math.round(idle * 1000),
     watermarkBoundaries: EVERY_RISE,
+    emitsOnInput: true,
     createCombiner: undefined,
     keyOf: (side, envelope) => joinKey(getters[side](envelope)),
     createStage: (options) =>

@@ -26,6 +26,8 @@ export interface Combiner {
   add(input: StageInput, watermarkBound: number): boolean;
   /** The partials folded since the last drain (then forgets them). */
   drain(): PartialAggregate[];
+  /** Whether nothing was folded since the last drain. */
+  readonly isEmpty: boolean;
 }
 
 export class HoppingCombiner implements Combiner {
@@ -62,6 +64,10 @@ export class HoppingCombiner implements Combiner {
     return true;
   }
 
+  get isEmpty(): boolean {
+    return this.windows.size === 0;
+  }
+
   drain(): PartialAggregate[] {
     const partials: PartialAggregate[] = [];
     for (const cells of this.windows.values())
@@ -86,6 +92,10 @@ export class ReduceCombiner implements Combiner {
     }
     this.aggregator.add(partial.acc, input.value);
     return true;
+  }
+
+  get isEmpty(): boolean {
+    return this.cells.size === 0;
   }
 
   drain(): PartialAggregate[] {

@@ -1,0 +1,77 @@
+// When a task's transaction is due: within the commit interval if a reader waits for what it
+// holds, else within the quiet interval. The producer is a recorder: no broker is reached.
+import type { TopicMessages } from 'kafkajs';
+
+import { TaskOutput } from './task-output';
+import type { OffsetToCommit, TaskProducer } from './task-producer';
+
+function recorded() {
+  const sent: TopicMessages[][][] = [];
+  const commits: Array<OffsetToCommit | undefined> = [];
+  const producer = {
+    send: (requests: TopicMessages[][]) => sent.push(requests),
+    commit: (offset: OffsetToCommit | undefined) => commits.push(offset),
+  } as unknown as TaskProducer;
+  const output = new TaskOutput(
+    producer,
+    { commitMs: 100, quietMs: 1000 },
+    { groupId: 'g', topic: 't', partition: 0 },
+  );
+  output.begin();
+  return { output, sent, commits };
+}
+
+describe('a task’s transaction', () => {
+  const record = { key: 'k', value: 'v' };
+  let now: number;
+  beforeEach(() => {
+    now = Date.now();
+  });
+
+  it('with nothing handled is never due', () => {
+    const { output } = recorded();
+    expect(output.due(now + 10_000, true)).toBe(false);
+  });
+
+  it('holding a record a reader waits for is due after the commit interval', () => {
+    const { output } = recorded();
+    output.add('results', record, true);
+    output.add('changelog', record, false);
+    output.flush();
+    expect(output.due(now + 50, false)).toBe(false);
+    expect(output.due(now + 150, false)).toBe(true);
+  });
+
+  it('holding only state changes and positions is due after the quiet interval', () => {
+    const { output } = recorded();
+    output.add('changelog', record, false);
+    output.flush();
+    output.handled();
+    expect(output.due(now + 150, false)).toBe(false);
+    expect(output.due(now + 1050, false)).toBe(true);
+  });
+
+  it('holding work the task keeps elsewhere that a reader waits for is due after the commit interval', () => {
+    const { output } = recorded();
+    output.handled();
+    expect(output.due(now + 150, false)).toBe(false);
+    expect(output.due(now + 150, true)).toBe(true);
+  });
+
+  it('is quiet again after a commit, and after a discard', () => {
+    const { output, sent, commits } = recorded();
+    output.add('results', record, true);
+    output.commit('7', undefined, () => {});
+    expect(sent).toHaveLength(1);
+    expect(commits).toEqual([{ groupId: 'g', topic: 't', partition: 0, offset: '7' }]);
+    output.add('changelog', record, false);
+    output.flush();
+    expect(output.due(Date.now() + 150, false)).toBe(false);
+
+    output.add('results', record, true);
+    output.discard();
+    output.add('changelog', record, false);
+    output.flush();
+    expect(output.due(Date.now() + 150, false)).toBe(false);
+  });
+});
