@@ -24,6 +24,15 @@ function started(definition: LinearStored, pipelines = new PipelineSet()) {
   return { task, sent, pipelines };
 }
 
+// The clock stands still: a slow moment between a transaction's start and the check must not
+// move it past an interval.
+beforeEach(() => {
+  jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 11, 1));
+});
+afterEach(() => {
+  jest.restoreAllMocks();
+});
+
 /** Whether the task's transaction, begun at `begun`, is due `ms` later. */
 const dueAfter = (task: StatefulDriven, begun: number, ms: number) =>
   task.output.due(begun + ms, task.awaitsCommit());

@@ -216,8 +216,9 @@ export class StatefulTask extends Task {
   private startEpoch(pipeline: ActivePipeline): void {
     const changelog = pipeline.topics.changelog!;
     const oldKeys = this.nodes.keys().map((key) => ({ key, value: null }));
-    for (const message of this.stateOf(pipeline).tombstones(oldKeys))
-      this.sendState(changelog, message);
+    // Sent as awaited, not as state: a new owner restores only the new epoch and never writes
+    // these again, so their transaction should not stay open for the quiet interval.
+    for (const message of this.stateOf(pipeline).tombstones(oldKeys)) this.send(changelog, message);
     this.pipeline = pipeline;
     this.epoch = pipeline.epoch;
     if (pipeline.run !== this.run) this.upstreamTimes.clear();
