@@ -46,6 +46,16 @@ export class ReopenSchedule {
     return { attempt, retryInMs };
   }
 
+  /**
+   * The partition's task failed and another one already took its place: nothing to reopen, but
+   * the failure counts, so a failure that keeps coming still backs off further each time.
+   */
+  count(key: string): number {
+    const attempt = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, attempt);
+    return attempt;
+  }
+
   /** A batch went through: the next failure starts the back-off over. */
   succeeded(key: string): void {
     this.failures.delete(key);

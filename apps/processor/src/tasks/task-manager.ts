@@ -239,7 +239,8 @@ export class TaskManager implements GroupHandler {
     // The partition is not paused before the close for the same reason: a close that hangs
     // (a broker restart) must not hold the partition with nothing to reopen it.
     if (this.tasks.has(key)) {
-      this.deps.logger.info({ err: error, task: key, kind }, 'a failed task was replaced');
+      const attempt = kind === 'task-migrated' ? undefined : this.reopening.count(key);
+      this.deps.logger.info({ err: error, task: key, kind, attempt }, 'a failed task was replaced');
       return;
     }
     this.deps.consumer.pause(tp);
