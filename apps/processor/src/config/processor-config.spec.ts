@@ -35,6 +35,9 @@ describe('loadProcessorConfig', () => {
     expect(
       loadProcessorConfig({ COMMIT_INTERVAL_MS: '500', QUIET_COMMIT_INTERVAL_MS: '200' }),
     ).toMatchObject({ commitIntervalMs: 500, quietCommitIntervalMs: 500 });
+    expect(() => loadProcessorConfig({ COMMIT_INTERVAL_MS: '40000' })).toThrow(
+      'COMMIT_INTERVAL_MS must be at most 30000',
+    );
     expect(() => loadProcessorConfig({ QUIET_COMMIT_INTERVAL_MS: '60000' })).toThrow(
       'QUIET_COMMIT_INTERVAL_MS must be at most 30000',
     );

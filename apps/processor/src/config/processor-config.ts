@@ -46,11 +46,16 @@ export class ProcessorEnvironment extends ServiceEnvironment {
   @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
-  /** How long a transaction collects batches before it commits (docs/design.md §5: about 100 ms). */
+  /**
+   * How long a transaction collects batches before it commits (docs/design.md §5: about 100 ms).
+   * At most half of kafkajs' transaction timeout (60 s), past which the coordinator would abort
+   * every transaction.
+   */
   @IsOptional()
   @Transform(integer)
   @IsInt({ message: 'COMMIT_INTERVAL_MS must be a whole number' })
   @Min(1)
+  @Max(30_000, { message: 'COMMIT_INTERVAL_MS must be at most 30000 (30 s)' })
   COMMIT_INTERVAL_MS: number = 100;
 
   /**
