@@ -236,8 +236,8 @@ export class TaskManager implements GroupHandler {
     if (kind !== 'task-migrated') this.deps.onTaskFailed?.(error);
     // A batch or an assignment that came while the task closed has opened another already:
     // that task owns the partition's pause and resume, and pausing here would stop it for good.
-    // The partition is not paused before the close for the same reason: a close that hangs
-    // (a broker restart) must not hold the partition with nothing to reopen it.
+    // The partition is not paused before the close: a close may hang (a broker restart, the
+    // likely cause of the reverted 76af4e7's failure) and must not hold the partition meanwhile.
     if (this.tasks.has(key)) {
       const attempt = kind === 'task-migrated' ? undefined : this.reopening.count(key);
       this.deps.logger.info({ err: error, task: key, kind, attempt }, 'a failed task was replaced');
