@@ -30,8 +30,7 @@ export class ReopenSchedule {
     kind: TaskErrorKind,
     reopen: () => void,
   ): { attempt: number; retryInMs: number } {
-    const attempt = (this.failures.get(key) ?? 0) + 1;
-    this.failures.set(key, attempt);
+    const attempt = this.count(key);
     const retryInMs =
       kind === 'task-migrated' ? MIGRATED_PAUSE_MS : backoffDelay(attempt, FAILURE_BACKOFF);
     const previous = this.timers.get(key);
@@ -47,8 +46,8 @@ export class ReopenSchedule {
   }
 
   /**
-   * The partition's task failed and another one already took its place: nothing to reopen, but
-   * the failure counts, so a failure that keeps coming still backs off further each time.
+   * Counts a failure in a row of the partition's task. Called alone when another task already
+   * took its place: nothing to reopen, but a failure that keeps coming still backs off further.
    */
   count(key: string): number {
     const attempt = (this.failures.get(key) ?? 0) + 1;
