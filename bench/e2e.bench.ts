@@ -55,6 +55,7 @@ import {
   readRecords,
   startReplica,
   stopProcess,
+  transactionsOf,
 } from './support/kafka-bench';
 
 const { values: args } = parseArgs({
@@ -99,7 +100,13 @@ async function sluiceRate(
   definitions: PipelineDefinition[],
   expected: number,
   build: { name: string; main?: string; prefix: string } = { name: 'sluice', prefix },
-): Promise<{ rate: number; results: string[][]; cpuSeconds: number; brokerCpuSeconds: number }> {
+): Promise<{
+  rate: number;
+  results: string[][];
+  cpuSeconds: number;
+  minorFaults: number;
+  brokerCpuSeconds: number;
+}> {
   const group = `${build.prefix}.processor`;
   await ensureTopics(admin, [
     { topic: internalTopics(build.prefix).pipelines, numPartitions: 1, compacted: true },
@@ -158,12 +165,22 @@ async function sluiceRate(
   log(
     `  ${build.name}: the bench's requests to the broker while waiting: ${fmt(requests)} (${fmt(requests / (ms / 1000))}/s)`,
   );
-  const cpuSeconds = cpuSecondsOf(bench.child.pid!);
+  const { cpuSeconds, minorFaults } = usageOf(bench.child.pid!);
+  const transactions = await transactionsOf(bench);
+  log(
+    `  ${build.name}: ${fmt(transactions.count)} transactions committed (${fmt(transactions.count / (ms / 1000))}/s), ${((1000 * transactions.seconds) / transactions.count).toFixed(1)} ms each on average`,
+  );
   const brokerCpu = brokerCpuSeconds() - brokerCpuBefore;
   await stopProcess(bench.child);
   const results: string[][] = [];
   for (const definition of definitions) results.push(await readRecords(kafka, definition.output));
-  return { rate: rate(expected, ms), results, cpuSeconds, brokerCpuSeconds: brokerCpu };
+  return {
+    rate: rate(expected, ms),
+    results,
+    cpuSeconds,
+    minorFaults,
+    brokerCpuSeconds: brokerCpu,
+  };
 }
 
 /**
@@ -182,7 +199,7 @@ function brokerCpuSeconds(): number {
   for (let n = 1; n <= nodes; n++) {
     const dir = nodes === 1 ? home : `${home}/node-${n}`;
     try {
-      total += cpuSecondsOf(Number(readFileSync(`${dir}/broker.pid`, 'utf8').trim()));
+      total += usageOf(Number(readFileSync(`${dir}/broker.pid`, 'utf8').trim())).cpuSeconds;
     } catch {
       return NaN;
     }
@@ -190,11 +207,18 @@ function brokerCpuSeconds(): number {
   return total;
 }
 
-/** A process's CPU time so far (user + system), from /proc. */
-function cpuSecondsOf(pid: number): number {
+/**
+ * A process's CPU time so far (user + system) and its minor page faults (each a fresh page the
+ * kernel had to map: large buffers that malloc takes from and returns to the OS), from /proc.
+ */
+function usageOf(pid: number): { cpuSeconds: number; minorFaults: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are the 14th and 15th fields, the 12th and 13th after the command.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  // minflt, utime and stime are the 10th, 14th and 15th fields, the 8th, 12th and 13th after
+  // the command.
+  return {
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS,
+    minorFaults: Number(fields[7]),
+  };
 }
 
 /** Linux's USER_HZ. */
@@ -409,6 +433,9 @@ async function main(): Promise<void> {
   console.log(`raw kafkajs consume as Sluice runs it:    ${fmt(ceiling)} events/s`);
   console.log(`  the same + JSON.parse:                  ${fmt(parseCeiling)} events/s`);
   console.log(`sluice exactly-once e2e:                  ${fmt(sluice.rate)} events/s`);
+  console.log(
+    `  replica per million events:             ${((1e6 * sluice.cpuSeconds) / total).toFixed(2)} s CPU, ${Math.round((1e6 * sluice.minorFaults) / total)} minor page faults`,
+  );
   if (baseline) {
     console.log(`baseline (${args.baseline}): ${fmt(baseline.rate)} events/s`);
     console.log(
@@ -458,7 +485,7 @@ async function main(): Promise<void> {
       : undefined;
     const report = (
       label: string,
-      one: { rate: number; cpuSeconds: number; brokerCpuSeconds: number },
+      one: { rate: number; cpuSeconds: number; minorFaults: number; brokerCpuSeconds: number },
       ten: typeof run,
     ) => {
       const perMillion = (seconds: number) => ((1e6 * seconds) / total).toFixed(2);
@@ -467,6 +494,9 @@ async function main(): Promise<void> {
       );
       console.log(
         `  replica CPU, s per million events: one pipeline ${perMillion(one.cpuSeconds)}; ${PIPELINES} pipelines ${perMillion(ten.cpuSeconds)} (${perMillion(ten.cpuSeconds / PIPELINES)} per pipeline)`,
+      );
+      console.log(
+        `  replica minor page faults per million events: one pipeline ${Math.round((1e6 * one.minorFaults) / total)}; ${PIPELINES} pipelines ${Math.round((1e6 * ten.minorFaults) / total)}`,
       );
       console.log(
         `  broker CPU, s per million events:  one pipeline ${perMillion(one.brokerCpuSeconds)}; ${PIPELINES} pipelines ${perMillion(ten.brokerCpuSeconds)}`,

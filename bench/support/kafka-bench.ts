@@ -278,6 +278,19 @@ export async function consumedBy(replica: Replica): Promise<number> {
   }
 }
 
+/** The transactions a replica committed so far, and the seconds their commits took together. */
+export async function transactionsOf(
+  replica: Replica,
+): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    count: value('sluice_processor_transaction_commit_seconds_count'),
+    seconds: value('sluice_processor_transaction_commit_seconds_sum'),
+  };
+}
+
 export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
