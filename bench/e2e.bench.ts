@@ -41,6 +41,7 @@ import {
   consumedBy,
   DAY,
   definitionOf,
+  deleteRunTopics,
   fmt,
   log,
   notCommitted,
@@ -531,6 +532,7 @@ async function main(): Promise<void> {
     log('(c) restore time');
     await restoreTime(admin);
   }
+  await deleteRunTopics(admin, prefix);
   await admin.disconnect();
 }
 

@@ -29,6 +29,7 @@ import type { Admin } from 'kafkajs';
 import {
   consumedBy,
   DAY,
+  deleteRunTopics,
   fmt,
   graphOf,
   log,
@@ -444,6 +445,7 @@ async function main(): Promise<void> {
       );
       log(`  ${lines.at(-1)}`);
     }
+    await deleteRunTopics(admin, prefix);
     await admin.disconnect();
   }
   console.log(`\njoin benchmark: node ${process.version}`);

@@ -278,6 +278,18 @@ export async function consumedBy(replica: Replica): Promise<number> {
   }
 }
 
+/**
+ * Deletes the run's topics (every name starting with `prefix`). A run leaves hundreds of
+ * partitions behind, and a broker that carries the partitions of every earlier run does more
+ * per request than a fresh one: each run should meet the broker it would on its own.
+ */
+export async function deleteRunTopics(admin: Admin, prefix: string): Promise<void> {
+  const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
+  if (topics.length === 0) return;
+  log(`deleting the run's ${topics.length} topics (${prefix}*)`);
+  await admin.deleteTopics({ topics, timeout: 60_000 });
+}
+
 /** The transactions a replica committed so far, and the seconds their commits took together. */
 export async function transactionsOf(
   replica: Replica,
