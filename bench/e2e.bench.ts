@@ -209,8 +209,9 @@ function brokerCpuSeconds(): number {
 }
 
 /**
- * A process's CPU time so far (user + system) and its minor page faults (each a fresh page the
- * kernel had to map: large buffers that malloc takes from and returns to the OS), from /proc.
+ * A process's CPU time so far (user + system) and its minor page faults (pages the kernel
+ * mapped on first touch: V8's heap growing, and large buffers malloc takes from the OS), from
+ * /proc.
  */
 function usageOf(pid: number): { cpuSeconds: number; minorFaults: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
