@@ -44,6 +44,7 @@ import {
   deleteRunTopics,
   fmt,
   log,
+  metricsOf,
   notCommitted,
   notCommittedOf,
   PARTITIONS,
@@ -354,7 +355,7 @@ async function latency(admin: Admin): Promise<void> {
   const sent = await paceEvents(kafka, source, perSecond, LATENCY_SECONDS);
   await sleep(3000);
   await Promise.all(watchers.map((w) => w.stop()));
-  const metrics = await (await fetch(`http://127.0.0.1:${probe.metricsPort}/metrics`)).text();
+  const metrics = await metricsOf(probe);
   await stopProcess(probe.child);
   const show = (label: string, samples: number[]) => {
     const s = summary(samples);

@@ -267,10 +267,15 @@ export function startReplica(options: {
   return { child, lines, metricsPort };
 }
 
+/** The replica's Prometheus exposition, as text. */
+export async function metricsOf(replica: Replica): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+}
+
 /** Source records the replica has consumed (its Prometheus counter). */
 export async function consumedBy(replica: Replica): Promise<number> {
   try {
-    const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+    const text = await metricsOf(replica);
     const match = /records_consumed_total\{kind="source"\} (\d+)/.exec(text);
     return match ? Number(match[1]) : 0;
   } catch {
@@ -279,9 +284,9 @@ export async function consumedBy(replica: Replica): Promise<number> {
 }
 
 /**
- * Deletes the run's topics (every name starting with `prefix`). A run leaves hundreds of
- * partitions behind, and a broker that carries the partitions of every earlier run does more
- * per request than a fresh one: each run should meet the broker it would on its own.
+ * Deletes the run's topics (every name starting with `prefix`): a run leaves hundreds of
+ * partitions behind, and a broker used for many runs would otherwise carry thousands (session
+ * 24 saw no rate change from them, but a run should not depend on how many came before it).
  */
 export async function deleteRunTopics(admin: Admin, prefix: string): Promise<void> {
   const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
@@ -294,7 +299,7 @@ export async function deleteRunTopics(admin: Admin, prefix: string): Promise<voi
 export async function transactionsOf(
   replica: Replica,
 ): Promise<{ count: number; seconds: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${replica.metricsPort}/metrics`)).text();
+  const text = await metricsOf(replica);
   const value = (name: string) =>
     Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   return {
