@@ -215,6 +215,11 @@ export class TestCluster {
     return `${this.prefix}.${name}`;
   }
 
+  /** Every replica started so far, stopped or not (their logs stay). */
+  get startedReplicas(): readonly Replica[] {
+    return this.started;
+  }
+
   async startReplica(
     id: string,
     env: Record<string, string> = {},

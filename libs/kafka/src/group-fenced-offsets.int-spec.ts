@@ -2,7 +2,9 @@
 // per input partition) rests on, asked through the patched kafkajs: a transactional offset
 // commit that names the consumer's generation and member id (TxnOffsetCommit v3) is refused by
 // the group coordinator once a rebalance has begun a later generation, or for a member it does
-// not know; the refused transaction aborts and the committed offset stays what it was.
+// not know; the refused transaction aborts and the committed offset stays what it was. A member
+// can still commit under its generation in `beforeRejoin`, which kafkajs awaits (patched) when a
+// rebalance starts, before the member joins again.
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ConsumerGroupMetadata, Kafka, Producer } from 'kafkajs';
 
@@ -51,8 +53,13 @@ describe('a transactional offset commit that names its consumer generation', () 
     await admin.disconnect();
   });
 
-  /** A member of the group; resolves with each generation it joins, as kafkajs reports it. */
-  async function member(): Promise<{ joins: ConsumerGroupMetadata[] }> {
+  /**
+   * A member of the group; resolves with each generation it joins, as kafkajs reports it.
+   * `beforeRejoin` runs when a rebalance starts, before the member joins the next generation.
+   */
+  async function member(
+    beforeRejoin?: (joins: ConsumerGroupMetadata[]) => Promise<void>,
+  ): Promise<{ joins: ConsumerGroupMetadata[] }> {
     const consumer = kafka.consumer({
       groupId: group,
       sessionTimeout: 6000,
@@ -66,7 +73,11 @@ describe('a transactional offset commit that names its consumer generation', () 
     );
     await consumer.connect();
     await consumer.subscribe({ topic: source, fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async () => undefined,
+      beforeRejoin: beforeRejoin && (() => beforeRejoin(joins)),
+    });
     return { joins };
   }
 
@@ -101,8 +112,17 @@ describe('a transactional offset commit that names its consumer generation', () 
     }
   }
 
-  it('commits for the current generation and is refused for an earlier one or an unknown member', async () => {
-    const first = await member();
+  it('commits for the current generation, also in beforeRejoin, and is refused for an earlier one or an unknown member', async () => {
+    // What the first member's beforeRejoin saw: the generations it had joined, and its commit.
+    let hook: { joinedBefore: number; commit: Promise<unknown> } | undefined;
+    const first = await member(async (joins) => {
+      const commit = commitAs(joins.at(-1)!, '6').then(
+        () => 'committed',
+        (error: unknown) => error,
+      );
+      hook = { joinedBefore: joins.length, commit };
+      await commit;
+    });
     await until(() => first.joins.length === 1, 'the first member to join');
     const before = first.joins[0]!;
     expect(before.generationId).toBeGreaterThan(0);
@@ -123,13 +143,18 @@ describe('a transactional offset commit that names its consumer generation', () 
     );
     const now = first.joins.at(-1)!;
     expect(now.generationId).toBeGreaterThan(before.generationId);
+    // The hook ran before the first member joined again, and the coordinator still took a
+    // commit under the generation that was ending: kafkajs waited for it.
+    expect(hook?.joinedBefore).toBe(1);
+    await expect(hook?.commit).resolves.toBe('committed');
+    expect(await committed()).toBe('6');
 
     await expect(commitAs(before, '7')).rejects.toMatchObject({ type: 'ILLEGAL_GENERATION' });
-    expect(await committed()).toBe('5');
+    expect(await committed()).toBe('6');
     await expect(
       commitAs({ generationId: now.generationId, memberId: 'not-a-member' }, '8'),
     ).rejects.toMatchObject({ type: 'UNKNOWN_MEMBER_ID' });
-    expect(await committed()).toBe('5');
+    expect(await committed()).toBe('6');
 
     await commitAs(now, '9');
     expect(await committed()).toBe('9');

@@ -4,7 +4,7 @@
 // manager. Everything it hears from the group goes to one handler.
 import { namingDenied, onTopics } from '@sluice/kafka';
 import type { AskedFor } from '@sluice/kafka';
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, ConsumerGroupMetadata, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import { RECONNECT_BACKOFF, untilSucceeds } from '../support/backoff';
@@ -15,10 +15,17 @@ export interface TopicPartition {
 }
 
 export interface GroupHandler {
-  /** The group gave this replica these partitions (and only these). */
-  onAssignment(assigned: TopicPartition[]): void;
-  /** A rebalance is starting: a good moment to commit what is in hand. */
-  onRebalancing(): void;
+  /**
+   * The group gave this replica these partitions (and only these), as `member`: the generation
+   * and member id a transactional offset commit names, so that the group coordinator refuses
+   * it once a later generation has begun (KIP-447).
+   */
+  onAssignment(assigned: TopicPartition[], member: ConsumerGroupMetadata): void;
+  /**
+   * A rebalance is starting; the consumer joins again once this resolves, with no batch in
+   * hand: the last moment a commit under the ending generation is accepted.
+   */
+  beforeRejoin(): Promise<void>;
   /** `isStale()`: a seek for the partition is pending, so the batch is from before it. */
   onBatch(payload: EachBatchPayload): Promise<void>;
   /** The consumer is about to leave the group (stop, restart): finish and commit everything. */
@@ -147,17 +154,15 @@ export class GroupConsumer {
       maxBytes: 8 * 1024 * 1024,
       retry: { initialRetryTime: 100, retries: 10 },
     });
-    const { GROUP_JOIN, CRASH, REBALANCING } = consumer.events;
+    const { GROUP_JOIN, CRASH } = consumer.events;
     consumer.on(GROUP_JOIN, ({ payload }) => {
       if (this.consumer !== consumer) return;
       this.handler.onAssignment(
         Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
           partitions.map((partition) => ({ topic, partition })),
         ),
+        { generationId: payload.generationId, memberId: payload.memberId },
       );
-    });
-    consumer.on(REBALANCING, () => {
-      if (this.consumer === consumer) this.handler.onRebalancing();
     });
     // kafkajs joins inside run: a refused join is a crash before run returns, not a throw.
     let joining = true;
@@ -185,6 +190,7 @@ export class GroupConsumer {
         autoCommit: false,
         partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently,
         eachBatch: (payload) => this.onBatch(consumer, payload),
+        beforeRejoin: () => this.beforeRejoin(consumer),
       });
       joining = false;
       // Thrown, so that the restart backs off before the next attempt.
@@ -213,6 +219,17 @@ export class GroupConsumer {
     } finally {
       this.inFlight.delete(handled);
     }
+  }
+
+  /**
+   * Awaited by kafkajs (patched) before it rejoins. kafkajs has stopped its fetchers by then,
+   * each once its batches ended; waiting for the batches in hand all the same keeps the
+   * handler's commit after the last of them should that ever change.
+   */
+  private async beforeRejoin(consumer: Consumer): Promise<void> {
+    if (this.consumer !== consumer) return;
+    await Promise.allSettled([...this.inFlight]);
+    await this.handler.beforeRejoin();
   }
 
   private async leave(): Promise<void> {

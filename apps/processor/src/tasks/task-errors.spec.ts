@@ -22,6 +22,14 @@ describe('classifyTaskError', () => {
     expect(classifyTaskError(new TaskMigratedError('events/3 was revoked'))).toBe('task-migrated');
   });
 
+  it('calls an offset commit refused for an ended generation or an unknown member task-migrated', () => {
+    expect(classifyTaskError(protocolError('ILLEGAL_GENERATION', false))).toBe('task-migrated');
+    expect(classifyTaskError(retriesExceeded(protocolError('UNKNOWN_MEMBER_ID', false)))).toBe(
+      'task-migrated',
+    );
+    expect(classifyTaskError(protocolError('FENCED_INSTANCE_ID', false))).toBe('task-migrated');
+  });
+
   it('calls what the broker may answer differently later retriable', () => {
     expect(classifyTaskError(protocolError('CONCURRENT_TRANSACTIONS', true))).toBe('retriable');
     expect(

@@ -36,10 +36,16 @@ class FakeTask {
   failNextTick: Error | undefined;
   readonly closing = deferred<void>();
   constructor(readonly name: string) {}
-  resume(): Promise<string> {
+  readonly resumedAs: unknown[] = [];
+  resume(member: unknown): Promise<string> {
+    this.resumedAs.push(member);
+    this.state = 'running';
     return Promise.resolve('10');
   }
+  batches = 0;
+  ticks = 0;
   async processBatch(): Promise<undefined> {
+    this.batches += 1;
     const error = this.failNextBatch;
     this.failNextBatch = undefined;
     if (error) throw error;
@@ -51,7 +57,14 @@ class FakeTask {
   commitNow(): Promise<void> {
     return Promise.resolve();
   }
+  /** Resolved by the test: the commit that a rebalance waits for. */
+  committing: ReturnType<typeof deferred<void>> | undefined;
+  async commitAndSuspend(): Promise<void> {
+    await this.committing?.promise;
+    this.state = 'suspended';
+  }
   async tick(): Promise<undefined> {
+    this.ticks += 1;
     const error = this.failNextTick;
     this.failNextTick = undefined;
     if (error) throw error;
@@ -72,6 +85,10 @@ function batchOf(): EachBatchPayload {
     heartbeat: () => Promise.resolve(),
   } as unknown as EachBatchPayload;
 }
+
+/** The member's first generation, and the one a rebalance begins. */
+const generationOne = { generationId: 1, memberId: 'm-1' };
+const generationTwo = { generationId: 2, memberId: 'm-1' };
 
 const settle = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -95,7 +112,7 @@ describe('TaskManager', () => {
         return task as unknown as Task;
       },
     });
-    manager.onAssignment([tp]);
+    manager.onAssignment([tp], generationOne);
     await settle();
   });
 
@@ -193,10 +210,10 @@ describe('TaskManager', () => {
   it('leaves the partition to a task an assignment opened while the failed one closed', async () => {
     const [first] = created;
     first.failNextBatch = new Error('boom');
-    manager.onRebalancing();
     const failing = manager.onBatch(batchOf());
+    void manager.beforeRejoin();
     await settle();
-    manager.onAssignment([tp]);
+    manager.onAssignment([tp], generationTwo);
     await settle();
     expect(created).toHaveLength(2);
 
@@ -206,5 +223,55 @@ describe('TaskManager', () => {
     expect(created).toHaveLength(2);
     expect(manager.size).toBe(1);
     expect(consumer.paused.has('orders/0')).toBe(false);
+  });
+
+  it('commits and suspends every task before the consumer rejoins, and resumes it as the new generation', async () => {
+    const [task] = created;
+    expect(task!.resumedAs).toEqual([generationOne]);
+    task!.committing = deferred<void>();
+    let rejoined = false;
+    const rejoin = manager.beforeRejoin().then(() => (rejoined = true));
+    await settle();
+    // The consumer waits for the commit under the ending generation.
+    expect(rejoined).toBe(false);
+    task!.committing.resolve();
+    await rejoin;
+    expect(task!.state).toBe('suspended');
+
+    manager.onAssignment([tp], generationTwo);
+    await settle();
+    expect(created).toHaveLength(1);
+    expect(task!.resumedAs).toEqual([generationOne, generationTwo]);
+    expect(task!.state).toBe('running');
+  });
+
+  it('ticks no task during a rebalance', async () => {
+    const [task] = created;
+    await manager.tick(Date.now());
+    expect(task!.ticks).toBe(1);
+    await manager.beforeRejoin();
+    task!.state = 'running'; // even one the rebalance did not suspend
+    await manager.tick(Date.now());
+    expect(task!.ticks).toBe(1);
+    manager.onAssignment([tp], generationTwo);
+    await settle();
+    await manager.tick(Date.now());
+    expect(task!.ticks).toBe(2);
+  });
+
+  it('resumes its suspended tasks when kafkajs reads on without rejoining (a failed join)', async () => {
+    const [task] = created;
+    await manager.beforeRejoin();
+    expect(task!.state).toBe('suspended');
+
+    // A batch with no assignment since the rebalance began: the member kept its generation.
+    await manager.onBatch(batchOf());
+    await settle();
+    expect(task!.batches).toBe(0); // fetched from before the resume's seek: read again
+    expect(task!.resumedAs).toEqual([generationOne, generationOne]);
+    expect(task!.state).toBe('running');
+    expect(consumer.seeks).toEqual(['orders/0@10', 'orders/0@10']);
+    await manager.onBatch(batchOf());
+    expect(task!.batches).toBe(1);
   });
 });

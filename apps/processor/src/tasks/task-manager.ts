@@ -1,6 +1,9 @@
 // The replica's tasks, one per assigned partition: it opens them when the group assigns their
 // partitions (restoring state before records arrive), closes them when the group takes them
-// away, commits every task when a rebalance starts or the consumer leaves, and replaces a task
+// away, commits and suspends every task when a rebalance starts (before the consumer joins
+// again, while the ending generation's commits are still accepted) or the consumer leaves, and
+// resumes those still assigned under the new generation, which their commits then name; it
+// replaces a task
 // that fails. A failure is judged by its kind (task-errors.ts): a fenced task is handed over
 // and opened again after a short pause, any other failure backs its partition off
 // (reopen-schedule.ts) so that one bad partition never spins and never stops the others.
@@ -8,7 +11,7 @@
 // A partition is paused while its task restores and read again from where the task resumes
 // (a seek): a batch fetched before that is dropped, so the consumer never waits on a restore
 // (kafkajs would stop heartbeating) and no record is processed from a stale position.
-import type { EachBatchPayload } from 'kafkajs';
+import type { ConsumerGroupMetadata, EachBatchPayload } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import type { GroupHandler, TopicPartition } from '../group/group-consumer';
@@ -39,6 +42,8 @@ export class TaskManager implements GroupHandler {
   /** Tasks whose resume is under way: their partitions' batches are dropped until it ends. */
   private readonly restoring = new Set<Task>();
   private assigned = new Map<string, TopicPartition>();
+  /** The generation and member id of the last assignment: what tasks resumed since commit as. */
+  private member: ConsumerGroupMetadata | undefined;
   private readonly memory = new Map<string, PartitionMemory>();
   private readonly reopening = new ReopenSchedule();
   private readonly ticking = new Set<Task>();
@@ -55,8 +60,9 @@ export class TaskManager implements GroupHandler {
     return [...this.tasks.values()];
   }
 
-  onAssignment(assigned: TopicPartition[]): void {
+  onAssignment(assigned: TopicPartition[], member: ConsumerGroupMetadata): void {
     this.rebalancing = false;
+    this.member = member;
     this.assigned = new Map(assigned.map((tp) => [keyOf(tp), tp]));
     const revoked = [...new Set([...this.tasks.keys(), ...this.reopening.keys()])].filter(
       (key) => !this.assigned.has(key),
@@ -70,7 +76,8 @@ export class TaskManager implements GroupHandler {
       if (this.reopening.has(key)) continue; // backing off: its timer opens it
       const known = this.tasks.get(key);
       if (known) {
-        // Still ours, but the consumer reads from the group's offset again: check, then go on.
+        // Still ours, but the consumer reads from the group's offset again, and the task's
+        // commits must name the new generation: check, then go on.
         void known.suspend();
         this.start(key, tp, known);
       } else {
@@ -79,12 +86,29 @@ export class TaskManager implements GroupHandler {
     }
   }
 
-  onRebalancing(): void {
+  /**
+   * Commits every running task under the generation that is ending and suspends it; nothing
+   * ticks until the assignment, which resumes the tasks that stay under the new generation, so
+   * no commit names the ended one (the coordinator would refuse it). The consumer sends no
+   * heartbeat meanwhile, so this waits for commits only: not for a task still restoring (it has
+   * nothing to commit) nor for the close of one whose commit failed (a close may hang).
+   */
+  async beforeRejoin(): Promise<void> {
     this.rebalancing = true;
-    void this.commitAll('a rebalance is starting');
+    const running = [...this.tasks].filter(([, task]) => !this.restoring.has(task));
+    await Promise.all(
+      running.map(([key, task]) =>
+        task.commitAndSuspend().catch((error: unknown) => {
+          void this.commitFailed(key, task, error, 'a rebalance is starting');
+        }),
+      ),
+    );
   }
 
   async onBatch({ batch, isStale, heartbeat }: EachBatchPayload): Promise<void> {
+    // kafkajs fetches again with no assignment since the rebalance began: its join failed (a
+    // coordinator moving) and it reads on as the member it was, until it hears of the next.
+    if (this.rebalancing) this.readOnWithoutRejoin();
     const key = keyOf(batch);
     const tp = this.assigned.get(key);
     if (!tp) return;
@@ -109,21 +133,30 @@ export class TaskManager implements GroupHandler {
     }
     this.reopening.succeeded(key);
     this.deps.onBatchDone?.(batch.topic, batch.messages.length);
-    // A rebalance heard here is not the task's failure: kafkajs rejoins, and onRebalancing
-    // commits what is in hand.
+    // A rebalance heard here is not the task's failure: kafkajs calls beforeRejoin, which
+    // commits what is in hand, and rejoins.
     await heartbeat();
   }
 
   async beforeLeave(): Promise<void> {
-    await this.commitAll('the consumer is leaving the group');
-    await Promise.all(this.list().map((task) => task.suspend()));
+    await Promise.all(
+      [...this.tasks].map(([key, task]) =>
+        task
+          .commitAndSuspend()
+          .catch((error: unknown) =>
+            this.commitFailed(key, task, error, 'the consumer is leaving the group'),
+          ),
+      ),
+    );
   }
 
   /**
    * The wall clock for every running task: idle flushes, and commits on their interval. A task
-   * still ticking from last time, or restoring, is skipped rather than waited for.
+   * still ticking from last time, or restoring, is skipped rather than waited for; during a
+   * rebalance, every task is (a commit then would name the ending generation).
    */
   async tick(now: number): Promise<void> {
+    if (this.rebalancing) return;
     await Promise.all(
       [...this.tasks].map(async ([key, task]) => {
         if (task.state !== 'running' || this.ticking.has(task)) return;
@@ -144,20 +177,27 @@ export class TaskManager implements GroupHandler {
     );
   }
 
-  /** Commits every running task; one that cannot is handled as a failure of its own. */
-  async commitAll(reason: string): Promise<void> {
-    await Promise.all(
-      [...this.tasks].map(async ([key, task]) => {
-        try {
-          await task.commitNow();
-        } catch (error) {
-          this.deps.logger.warn({ err: error, task: key, reason }, 'commit on hand-over failed');
-          const tp = this.assigned.get(key);
-          if (tp) await this.fail(key, tp, task, error);
-          else await this.closeTask(key, task);
-        }
-      }),
-    );
+  /** A task could not commit on hand-over: handled as its failure. */
+  private async commitFailed(key: string, task: Task, error: unknown, reason: string) {
+    this.deps.logger.warn({ err: error, task: key, reason }, 'commit on hand-over failed');
+    const tp = this.assigned.get(key);
+    if (tp) await this.fail(key, tp, task, error);
+    else await this.closeTask(key, task);
+  }
+
+  /**
+   * The rebalance ended without an assignment: the member kept its generation and partitions.
+   * The tasks suspended for it resume (still under that generation), and a partition whose
+   * task failed meanwhile, left paused for the assignment, is opened again.
+   */
+  private readOnWithoutRejoin(): void {
+    this.rebalancing = false;
+    this.deps.logger.warn('the consumer reads on without rejoining; resuming its tasks');
+    for (const [key, tp] of this.assigned) {
+      const task = this.tasks.get(key);
+      if (task?.state === 'suspended' && !this.restoring.has(task)) this.start(key, tp, task);
+      else if (!task && !this.reopening.has(key)) this.open(key, tp);
+    }
   }
 
   async closeAll(): Promise<void> {
@@ -172,8 +212,10 @@ export class TaskManager implements GroupHandler {
     this.memory.delete(key);
     const task = this.tasks.get(key);
     if (!task) return;
-    // Committing a revoked partition is safe: if its new owner already started, this producer
-    // is fenced and the commit fails; otherwise the new owner sees it.
+    // A task revoked by a rebalance was suspended before it (nothing left to commit). One still
+    // running (kafkajs replaced a crashed consumer, the replica stops) commits what it has:
+    // safe, as a commit under a generation that has ended is refused, and one whose new owner
+    // has started is fenced; otherwise the new owner sees it.
     await task.commitNow().catch(() => undefined);
     await this.closeTask(key, task);
   }
@@ -212,7 +254,7 @@ export class TaskManager implements GroupHandler {
     this.deps.consumer.pause(tp);
     this.restoring.add(task);
     void task
-      .resume()
+      .resume(this.member)
       .then((position) => {
         if (this.tasks.get(key) !== task || !this.assigned.has(key))
           throw new TaskMigratedError(`${key} was revoked while its task was opening`);

@@ -66,9 +66,10 @@ describe('a task’s transaction', () => {
   it('is quiet again after a commit, and after a discard', () => {
     const { output, sent, commits } = recorded();
     output.add('results', record, true);
-    output.commit('7', undefined, () => {});
+    const member = { generationId: 3, memberId: 'm' };
+    output.commit('7', undefined, member, () => {});
     expect(sent).toHaveLength(1);
-    expect(commits).toEqual([{ groupId: 'g', topic: 't', partition: 0, offset: '7' }]);
+    expect(commits).toEqual([{ groupId: 'g', topic: 't', partition: 0, offset: '7', member }]);
     output.add('changelog', record, false);
     output.flush();
     expect(output.due(now + 150, false)).toBe(false);

@@ -4,7 +4,7 @@
 // (state changes, positions, partials of windows that fire on the watermark) is quiet: it may
 // collect for the longer quiet interval, so that many tasks commit far fewer transactions
 // without delaying a single result.
-import type { Message } from 'kafkajs';
+import type { ConsumerGroupMetadata, Message } from 'kafkajs';
 
 import { RecordCollector } from './record-collector';
 import type { OffsetToCommit, TaskProducer } from './task-producer';
@@ -28,7 +28,7 @@ export class TaskOutput {
     private readonly producer: TaskProducer,
     private readonly intervals: CommitIntervals,
     /** The group and input partition whose offset each commit moves. */
-    private readonly input: Omit<OffsetToCommit, 'offset' | 'metadata'>,
+    private readonly input: Omit<OffsetToCommit, 'offset' | 'metadata' | 'member'>,
   ) {}
 
   get hasPending(): boolean {
@@ -66,15 +66,21 @@ export class TaskOutput {
 
   /**
    * Queues the commit of the transaction, with the input's `offset` and its `metadata` in it
-   * (`undefined`: no offset to commit yet); a new transaction begins now.
+   * (`undefined`: no offset to commit yet), committed as `member` of the group; a new
+   * transaction begins now.
    */
-  commit(offset: string | undefined, metadata: string | undefined, onCommitted: () => void) {
+  commit(
+    offset: string | undefined,
+    metadata: string | undefined,
+    member: ConsumerGroupMetadata | undefined,
+    onCommitted: () => void,
+  ) {
     this.flush();
     this.pending = false;
     this.awaited = false;
     this.startedAt = Date.now();
     this.producer.commit(
-      offset === undefined ? undefined : { ...this.input, offset, metadata },
+      offset === undefined ? undefined : { ...this.input, offset, metadata, member },
       onCommitted,
     );
   }

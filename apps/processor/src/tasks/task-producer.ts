@@ -2,7 +2,14 @@
 // scheme that lets a new owner fence a zombie. It owns open/fence/begin/send/commit/abort; calls
 // run one at a time, in order, behind the task, so a batch hands its records over and returns
 // while the broker takes them (the commit round trips would otherwise stall consumption).
-import type { Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
+import type {
+  ConsumerGroupMetadata,
+  Kafka,
+  PartitionOffset,
+  Producer,
+  TopicMessages,
+  Transaction,
+} from 'kafkajs';
 import type { Logger } from 'pino';
 
 import { KAFKAJS_BROKER_RETRY, KeyPartitioner, onTopics, withDenialsNamed } from '@sluice/kafka';
@@ -20,6 +27,12 @@ export interface OffsetToCommit {
   partition: number;
   offset: string;
   metadata: string | undefined;
+  /**
+   * The consumer's generation and member id the commit speaks for (TxnOffsetCommit v3): the
+   * group coordinator refuses it once a later generation has begun. `undefined`: none is
+   * named, and only the producer's fence guards the commit (a task outside a group).
+   */
+  member?: ConsumerGroupMetadata | undefined;
 }
 
 export class TaskProducer {
@@ -110,6 +123,7 @@ export class TaskProducer {
       if (offset) {
         await transaction.sendOffsets({
           consumerGroupId: offset.groupId,
+          ...(offset.member && { consumerGroupMetadata: offset.member }),
           topics: [
             {
               topic: offset.topic,

@@ -3,7 +3,7 @@
 // A task (re)starts on what the broker answers, never on a clock (task-recovery.ts): fence, read
 // the committed offset with require_stable, rebuild the state from the committed logs, and read
 // on from the committed offset.
-import type { Message } from 'kafkajs';
+import type { ConsumerGroupMetadata, Message } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import { SerialQueue } from '../support/serial-queue';
@@ -40,6 +40,11 @@ export abstract class Task extends TaskKind {
   private readonly queue = new SerialQueue();
   /** Counts resumes: a batch accepted before a resume is not processed after it. */
   private resumes = 0;
+  /**
+   * The group generation and member the task last resumed under: every offset commit names
+   * it, so that the group coordinator refuses it once a rebalance has begun a later one.
+   */
+  private member: ConsumerGroupMetadata | undefined;
 
   constructor(
     readonly topic: string,
@@ -111,12 +116,14 @@ export abstract class Task extends TaskKind {
   /**
    * Brings the task to `running` (task-recovery.ts) and returns the offset the consumer must
    * read from next: the committed offset, or the partition's first when nothing is committed,
-   * or an earlier one the state asks to read again from (`rereadFrom`).
+   * or an earlier one the state asks to read again from (`rereadFrom`). `member`: the
+   * assignment's generation and member id (none for a task outside a group, in tests).
    */
-  resume(): Promise<string> {
+  resume(member?: ConsumerGroupMetadata): Promise<string> {
     return this.exclusive(async () => {
       this.lifecycle.moveTo('restoring');
       this.resumes += 1;
+      this.member = member;
       await this.producer.idle();
       const kept =
         this.output.hasPending || this.producer.error !== undefined ? undefined : this.syncedAt;
@@ -208,6 +215,22 @@ export abstract class Task extends TaskKind {
   }
 
   /**
+   * Commits everything handled so far, waits for the coordinator to accept it, and suspends
+   * the task in the same step, so that no tick commits in between: a rebalance is starting,
+   * and a commit after it would name a generation that has ended.
+   */
+  commitAndSuspend(): Promise<void> {
+    return this.exclusive(async () => {
+      if (!this.lifecycle.is('running')) return;
+      this.output.flush();
+      if (this.output.hasPending) this.commit();
+      await this.producer.idle();
+      this.assertRunning();
+      this.lifecycle.moveTo('suspended');
+    });
+  }
+
+  /**
    * The consumer's position is the group's again (a rebalance, a new consumer): the task
    * keeps its state and producer, and re-checks them at its next `resume`.
    */
@@ -237,7 +260,7 @@ export abstract class Task extends TaskKind {
     this.beforeCommit();
     const offset = this.position;
     const metadata = offset === undefined ? undefined : this.commitMetadata(offset);
-    this.output.commit(offset, metadata, () => {
+    this.output.commit(offset, metadata, this.member, () => {
       if (offset === undefined) return;
       this.syncedAt = offset;
       this.memory.acknowledged = offset;

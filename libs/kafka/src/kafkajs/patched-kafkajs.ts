@@ -19,7 +19,10 @@
 //   failing every later request of the client;
 // - TxnOffsetCommit v3 names the consumer's generation and member id (`sendOffsets`'
 //   `consumerGroupMetadata`, the generation from GROUP_JOIN), so the group coordinator refuses
-//   a member a rebalance replaced: the fence of exactly-once v2 (KIP-447).
+//   a member a rebalance replaced: the fence of exactly-once v2 (KIP-447);
+// - `run`'s `beforeRejoin` is awaited when a rebalance starts, before the member rejoins: the
+//   last moment a commit under the ending generation is accepted (the Java consumer's
+//   onPartitionsRevoked, which kafkajs lacks).
 // This module is the one place that reaches into kafkajs' sources, and it refuses to go on
 // with a kafkajs that lacks the patch.
 import { createRequire } from 'node:module';
@@ -44,6 +47,7 @@ export const REQUIRED_PATCHES = [
   'remembered-coordinators',
   'single-copy-produce',
   'txn-offset-commit-generation',
+  'before-rejoin-hook',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
