@@ -8,6 +8,7 @@ import type { Consumer, ConsumerGroupMetadata, EachBatchPayload, Kafka } from 'k
 import type { Logger } from 'pino';
 
 import { RECONNECT_BACKOFF, untilSucceeds } from '../support/backoff';
+import { settledWithin } from '../support/settled-within';
 
 export interface TopicPartition {
   topic: string;
@@ -225,11 +226,27 @@ export class GroupConsumer {
    * Awaited by kafkajs (patched) before it rejoins. kafkajs has stopped its fetchers by then,
    * each once its batches ended; waiting for the batches in hand all the same keeps the
    * handler's commit after the last of them should that ever change.
+   *
+   * kafkajs sends no heartbeat meanwhile, and the coordinator drops a member that neither
+   * heartbeats nor rejoins within its session timeout: so the member rejoins after a third of
+   * it even if the commits have not all been answered (the broker away, say). That decides
+   * only when to stop waiting: a commit answered after the rebalance is refused for its ended
+   * generation, its transaction aborts and its task is opened again.
    */
   private async beforeRejoin(consumer: Consumer): Promise<void> {
     if (this.consumer !== consumer) return;
-    await Promise.allSettled([...this.inFlight]);
-    await this.handler.beforeRejoin();
+    const patience = Math.floor(this.options.sessionTimeoutMs / 3);
+    const committed = (async () => {
+      await Promise.allSettled([...this.inFlight]);
+      await this.handler.beforeRejoin();
+    })().catch((error: unknown) =>
+      this.logger.error({ err: error }, 'committing before the rebalance failed'),
+    );
+    if (!(await settledWithin(committed, patience)))
+      this.logger.warn(
+        { waited_ms: patience },
+        'commits before the rebalance not all answered; rejoining the group meanwhile',
+      );
   }
 
   private async leave(): Promise<void> {
