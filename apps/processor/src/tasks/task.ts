@@ -206,11 +206,7 @@ export abstract class Task extends TaskKind {
   /** Commits everything handled so far and waits for the coordinator to accept it. */
   commitNow(): Promise<void> {
     return this.exclusive(async () => {
-      if (!this.lifecycle.is('running')) return;
-      this.output.flush();
-      if (this.output.hasPending) this.commit();
-      await this.producer.idle();
-      this.assertRunning();
+      await this.commitAndWait();
     });
   }
 
@@ -221,13 +217,18 @@ export abstract class Task extends TaskKind {
    */
   commitAndSuspend(): Promise<void> {
     return this.exclusive(async () => {
-      if (!this.lifecycle.is('running')) return;
-      this.output.flush();
-      if (this.output.hasPending) this.commit();
-      await this.producer.idle();
-      this.assertRunning();
-      this.lifecycle.moveTo('suspended');
+      if (await this.commitAndWait()) this.lifecycle.moveTo('suspended');
     });
+  }
+
+  /** Of a running task (else false): commits what it handled, once the coordinator accepts. */
+  private async commitAndWait(): Promise<boolean> {
+    if (!this.lifecycle.is('running')) return false;
+    this.output.flush();
+    if (this.output.hasPending) this.commit();
+    await this.producer.idle();
+    this.assertRunning();
+    return true;
   }
 
   /**
