@@ -27,6 +27,11 @@ export interface GroupHandler {
    * hand: the last moment a commit under the ending generation is accepted.
    */
   beforeRejoin(): Promise<void>;
+  /**
+   * kafkajs begins a fetch: the consumer reads as the member it last joined as (after a
+   * rebalance began and no assignment followed, its join failed and it reads on as before).
+   */
+  onFetching(): void;
   /** `isStale()`: a seek for the partition is pending, so the batch is from before it. */
   onBatch(payload: EachBatchPayload): Promise<void>;
   /** The consumer is about to leave the group (stop, restart): finish and commit everything. */
@@ -155,7 +160,10 @@ export class GroupConsumer {
       maxBytes: 8 * 1024 * 1024,
       retry: { initialRetryTime: 100, retries: 10 },
     });
-    const { GROUP_JOIN, CRASH } = consumer.events;
+    const { GROUP_JOIN, CRASH, FETCH_START } = consumer.events;
+    consumer.on(FETCH_START, () => {
+      if (this.consumer === consumer) this.handler.onFetching();
+    });
     consumer.on(GROUP_JOIN, ({ payload }) => {
       if (this.consumer !== consumer) return;
       this.handler.onAssignment(

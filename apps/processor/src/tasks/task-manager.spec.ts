@@ -37,10 +37,12 @@ class FakeTask {
   readonly closing = deferred<void>();
   constructor(readonly name: string) {}
   readonly resumedAs: unknown[] = [];
-  resume(member: unknown): Promise<string> {
+  /** As a task's serial queue has it: a resume runs after the commit in hand. */
+  async resume(member: unknown): Promise<string> {
+    await this.committing?.promise;
     this.resumedAs.push(member);
     this.state = 'running';
-    return Promise.resolve('10');
+    return '10';
   }
   batches = 0;
   ticks = 0;
@@ -259,12 +261,13 @@ describe('TaskManager', () => {
     expect(task!.ticks).toBe(2);
   });
 
-  it('resumes its suspended tasks when kafkajs reads on without rejoining (a failed join)', async () => {
+  it('resumes its suspended tasks when kafkajs fetches without rejoining (a failed join)', async () => {
     const [task] = created;
     await manager.beforeRejoin();
     expect(task!.state).toBe('suspended');
 
-    // A batch with no assignment since the rebalance began: the member kept its generation.
+    // A fetch with no assignment since the rebalance began: the member kept its generation.
+    manager.onFetching();
     await manager.onBatch(batchOf());
     await settle();
     expect(task!.batches).toBe(0); // fetched from before the resume's seek: read again
@@ -273,5 +276,36 @@ describe('TaskManager', () => {
     expect(consumer.seeks).toEqual(['orders/0@10', 'orders/0@10']);
     await manager.onBatch(batchOf());
     expect(task!.batches).toBe(1);
+  });
+
+  it('resumes a task whose commit was answered after kafkajs read on without rejoining', async () => {
+    const [task] = created;
+    task!.committing = deferred<void>();
+    // The consumer stopped waiting for the commit, its join failed, and it fetches again.
+    const commits = manager.beforeRejoin();
+    await settle();
+    manager.onFetching();
+    await settle();
+    expect(task!.resumedAs).toEqual([generationOne]); // still committing: not resumed yet
+
+    task!.committing.resolve();
+    await commits;
+    await settle();
+    expect(task!.resumedAs).toEqual([generationOne, generationOne]);
+    expect(task!.state).toBe('running');
+    expect(consumer.paused.has('orders/0')).toBe(false);
+  });
+
+  it('leaves a task whose commit was answered late to the assignment that keeps it', async () => {
+    const [task] = created;
+    task!.committing = deferred<void>();
+    const commits = manager.beforeRejoin();
+    await settle();
+    manager.onAssignment([tp], generationTwo);
+    task!.committing.resolve();
+    await commits;
+    await settle();
+    // Resumed once, by the assignment, under the new generation.
+    expect(task!.resumedAs).toEqual([generationOne, generationTwo]);
   });
 });

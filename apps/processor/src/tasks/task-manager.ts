@@ -98,17 +98,25 @@ export class TaskManager implements GroupHandler {
     const running = [...this.tasks].filter(([, task]) => !this.restoring.has(task));
     await Promise.all(
       running.map(([key, task]) =>
-        task.commitAndSuspend().catch((error: unknown) => {
-          void this.commitFailed(key, task, error, 'a rebalance is starting');
-        }),
+        task.commitAndSuspend().then(
+          () => this.resumeIfLeftSuspended(key, task),
+          (error: unknown) => {
+            void this.commitFailed(key, task, error, 'a rebalance is starting');
+          },
+        ),
       ),
     );
   }
 
-  async onBatch({ batch, isStale, heartbeat }: EachBatchPayload): Promise<void> {
-    // kafkajs fetches again with no assignment since the rebalance began: its join failed (a
-    // coordinator moving) and it reads on as the member it was, until it hears of the next.
+  /**
+   * kafkajs fetches again with no assignment since the rebalance began: its join failed (a
+   * coordinator moving) and it reads on as the member it was, until it hears of the next.
+   */
+  onFetching(): void {
     if (this.rebalancing) this.readOnWithoutRejoin();
+  }
+
+  async onBatch({ batch, isStale, heartbeat }: EachBatchPayload): Promise<void> {
     const key = keyOf(batch);
     const tp = this.assigned.get(key);
     if (!tp) return;
@@ -183,6 +191,18 @@ export class TaskManager implements GroupHandler {
     const tp = this.assigned.get(key);
     if (tp) await this.fail(key, tp, task, error);
     else await this.closeTask(key, task);
+  }
+
+  /**
+   * A commit before the rebalance that the consumer stopped waiting for (settledWithin in
+   * group-consumer.ts) was answered after the rebalance ended. Kept by an assignment, the task
+   * is resuming already; after a failed join (readOnWithoutRejoin ran while it was still
+   * committing) nothing else would resume it.
+   */
+  private resumeIfLeftSuspended(key: string, task: Task): void {
+    const tp = this.assigned.get(key);
+    if (this.rebalancing || !tp || this.tasks.get(key) !== task) return;
+    if (task.state === 'suspended' && !this.restoring.has(task)) this.start(key, tp, task);
   }
 
   /**
