@@ -1,12 +1,11 @@
 // The replica's tasks, one per assigned partition: it opens them when the group assigns their
 // partitions (restoring state before records arrive), closes them when the group takes them
 // away, commits and suspends every task when a rebalance starts (before the consumer joins
-// again, while the ending generation's commits are still accepted) or the consumer leaves, and
-// resumes those still assigned under the new generation, which their commits then name; it
-// replaces a task
-// that fails. A failure is judged by its kind (task-errors.ts): a fenced task is handed over
-// and opened again after a short pause, any other failure backs its partition off
-// (reopen-schedule.ts) so that one bad partition never spins and never stops the others.
+// again, while the ending generation's commits are still accepted) or the consumer leaves,
+// resumes those still assigned under the new generation, which their commits then name, and
+// replaces a task that fails. A failure is judged by its kind (task-errors.ts): a fenced task
+// is handed over and opened again after a short pause, any other failure backs its partition
+// off (reopen-schedule.ts) so that one bad partition never spins and never stops the others.
 //
 // A partition is paused while its task restores and read again from where the task resumes
 // (a seek): a batch fetched before that is dropped, so the consumer never waits on a restore
