@@ -25,6 +25,7 @@ import { GlobalTables } from './tables/global-tables';
 import { SourceTask } from './tasks/source-task';
 import type { PartitionMemory } from './tasks/committed-offset';
 import type { Task } from './tasks/task';
+import { ReplicaTransaction, replicaTransactionalId } from './tasks/replica-transaction';
 import { taskFactory } from './tasks/task-factory';
 import { TaskManager } from './tasks/task-manager';
 
@@ -44,6 +45,8 @@ export class Processor {
   private readonly tasks: TaskManager;
   private readonly stats: StatsPublisher;
   private readonly startup: ReplicaStartup;
+  /** exactly_once_v2: the one transaction of every task. */
+  private readonly replicaTransaction: ReplicaTransaction | undefined;
   private timers: NodeJS.Timeout[] = [];
   private state: State = 'created';
   private readonly newTask: (
@@ -145,6 +148,19 @@ export class Processor {
       definitions: this.definitions,
       logger,
     });
+    this.replicaTransaction =
+      config.processingGuarantee === 'exactly_once_v2'
+        ? new ReplicaTransaction({
+            kafka: this.kafka,
+            id: replicaTransactionalId(config.consumerGroup, config.processorId),
+            logger,
+            // Kafka Streams' 10 s: how long a killed replica's open transaction holds the
+            // partitions it wrote (their readers, and a task taking over), and twice the
+            // longest a transaction here stays open.
+            transactionTimeoutMs: Math.max(10_000, 2 * config.quietCommitIntervalMs),
+            onCommitSeconds: (seconds) => this.metrics.commitSeconds.observe(seconds),
+          })
+        : undefined;
     this.newTask = taskFactory({
       context: {
         kafka: this.kafka,
@@ -157,6 +173,7 @@ export class Processor {
           commitMs: config.commitIntervalMs,
           quietMs: config.quietCommitIntervalMs,
         },
+        replicaTransaction: this.replicaTransaction,
       },
       pipelines: this.pipelines,
       dlqTopic: this.topics.dlq,
@@ -194,6 +211,7 @@ export class Processor {
         sources: this.sourceTopics(),
         pipelines: this.pipelines.list().map((p) => p.id),
         consumer_group: this.config.consumerGroup,
+        processing_guarantee: this.config.processingGuarantee,
       },
       'processor running',
     );
@@ -211,6 +229,7 @@ export class Processor {
     await this.consumer.stop();
     await this.definitions.settled().catch(() => undefined);
     await this.tasks.closeAll();
+    await this.replicaTransaction?.close();
     await this.stats.publish();
     await this.startup.stop();
     await this.tables.stop().catch(() => undefined);

@@ -4,13 +4,18 @@ import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testin
 import type { EventEnvelope } from '@sluice/contracts';
 import { sleep, until } from '@sluice/testing';
 
+import { PROCESSING_GUARANTEES } from '../src/config/processor-config';
+import { replicaTransactionalId } from '../src/tasks/replica-transaction';
 import { canonical, reference, TestCluster } from './cluster';
 import type { LinearDefinition } from './cluster';
 
 const DAY = 86_400_000;
 
-describe('replicas changing while events flow', () => {
+// Both processing guarantees (docs/design.md §5): a producer per task, and one per replica.
+describe.each(PROCESSING_GUARANTEES)('replicas changing while events flow, %s', (guarantee) => {
   let cluster: TestCluster;
+  const startReplica = (id: string, env: Record<string, string> = {}) =>
+    cluster.startReplica(id, { PROCESSING_GUARANTEE: guarantee, ...env });
 
   beforeEach(async () => {
     cluster = new TestCluster(6);
@@ -30,7 +35,7 @@ describe('replicas changing while events flow', () => {
       output: cluster.output('daily_revenue'),
     }) as LinearDefinition;
     await cluster.putPipeline(definition);
-    for (let i = 0; i < initialReplicas; i++) await cluster.startReplica(`r${i}`);
+    for (let i = 0; i < initialReplicas; i++) await startReplica(`r${i}`);
     const start = Date.UTC(2026, 10, 1);
     const orders = generateOrders({ count: 60_000, start, stepMs: (5 * DAY) / 60_000, seed: 7 });
     const chunks = 12;
@@ -52,8 +57,8 @@ describe('replicas changing while events flow', () => {
 
   it('scales from 1 to 3 replicas mid-stream, no commit refused as from an ended generation', async () => {
     await streamAndCompare(async (chunk) => {
-      if (chunk === 3) await cluster.startReplica('r1');
-      if (chunk === 5) await cluster.startReplica('r2');
+      if (chunk === 3) await startReplica('r1');
+      if (chunk === 5) await startReplica('r2');
     }, 1);
     // Every task committed before its replica joined the next generation (kafkajs'
     // beforeRejoin) and named the new one once resumed: the group coordinator refused none of
@@ -75,7 +80,7 @@ describe('replicas changing while events flow', () => {
     let killing: Promise<void> | undefined;
     await streamAndCompare(async (chunk) => {
       if (chunk === 4) {
-        const victim = await cluster.startReplica('victim');
+        const victim = await startReplica('victim');
         // Killed once it has work in hand (events keep flowing meanwhile), not before it joined.
         killing = (async () => {
           await until(
@@ -92,21 +97,21 @@ describe('replicas changing while events flow', () => {
       }
       if (chunk === 9) {
         await killing;
-        await cluster.startReplica('r-after');
+        await startReplica('r-after');
       }
     }, 2);
   });
 
   it('redoes the work of tasks replaced before their first commit, with no record to come', async () => {
     // Long transactions, so that every record is consumed and nothing committed yet when every
-    // source task's producer is fenced (as a second owner would). No record arrives after that:
+    // source task's producer (or the replica's) is fenced (as a second owner would). No record arrives after that:
     // the partitions must be read again from their start, where kafkajs's position is past.
     const definition = dailyRevenueDefinition({
       id: '00000000-0000-4000-8000-00000000000f',
       output: cluster.output('daily_revenue'),
     }) as LinearDefinition;
     await cluster.putPipeline(definition);
-    const replica = await cluster.startReplica('r0', { COMMIT_INTERVAL_MS: '8000' });
+    const replica = await startReplica('r0', { COMMIT_INTERVAL_MS: '8000' });
     const start = Date.UTC(2026, 10, 1);
     const orders = generateOrders({ count: 12_000, start, stepMs: (3 * DAY) / 12_000, seed: 8 });
     await cluster.produce(orders);
@@ -118,8 +123,12 @@ describe('replicas changing while events flow', () => {
       },
       { what: 'every record consumed' },
     );
-    for (let partition = 0; partition < cluster.partitions; partition++)
-      await cluster.fence(`${cluster.group}.${cluster.source}.${partition}`);
+    if (guarantee === 'exactly_once_v2') {
+      await cluster.fence(replicaTransactionalId(cluster.group, replica.id));
+    } else {
+      for (let partition = 0; partition < cluster.partitions; partition++)
+        await cluster.fence(`${cluster.group}.${cluster.source}.${partition}`);
+    }
     const expected = reference(definition, [...orders, ...ticks]);
     const results = await cluster.read(definition.output, expected.results.length, {
       timeoutMs: 60_000,
@@ -128,7 +137,13 @@ describe('replicas changing while events flow', () => {
     expect(canonical(results)).toEqual(canonical(expected.results));
     const failed = replica
       .logs()
-      .filter((entry) => String(entry['msg']).startsWith('producing failed'));
+      .filter((entry) =>
+        String(entry['msg']).startsWith(
+          guarantee === 'exactly_once_v2'
+            ? "the replica's transaction is aborted"
+            : 'producing failed',
+        ),
+      );
     expect(failed.length).toBeGreaterThan(0);
   });
 });

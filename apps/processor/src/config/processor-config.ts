@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
 import {
   ConfigurationError,
@@ -20,6 +20,9 @@ import type { KafkaSecurity } from '@sluice/kafka';
 export { ConfigurationError };
 
 const NAME = /^[a-zA-Z0-9._-]+$/;
+
+export const PROCESSING_GUARANTEES = ['exactly_once', 'exactly_once_v2'] as const;
+export type ProcessingGuarantee = (typeof PROCESSING_GUARANTEES)[number];
 
 export class ProcessorEnvironment extends ServiceEnvironment {
   @IsOptional()
@@ -72,6 +75,19 @@ export class ProcessorEnvironment extends ServiceEnvironment {
   @Max(30_000, { message: 'QUIET_COMMIT_INTERVAL_MS must be at most 30000 (30 s)' })
   QUIET_COMMIT_INTERVAL_MS?: number;
 
+  /**
+   * How the replica's writes and offset commits are made atomic (docs/design.md §5):
+   * `exactly_once`, a transactional producer per task (input partition); `exactly_once_v2`, one
+   * transaction per replica for all its tasks (Kafka Streams' exactly_once_v2), which needs a
+   * PROCESSOR_ID of its own for every replica of the group.
+   */
+  @IsOptional()
+  @Transform(trimmed)
+  @IsIn(PROCESSING_GUARANTEES, {
+    message: `PROCESSING_GUARANTEE must be one of ${PROCESSING_GUARANTEES.join(', ')}`,
+  })
+  PROCESSING_GUARANTEE: ProcessingGuarantee = 'exactly_once';
+
   /** Partitions of a source topic the processor has to create because it does not exist. */
   @IsOptional()
   @Transform(integer)
@@ -111,6 +127,7 @@ export interface ProcessorConfig {
   commitIntervalMs: number;
   /** At least commitIntervalMs. */
   quietCommitIntervalMs: number;
+  processingGuarantee: ProcessingGuarantee;
   sourcePartitions: number;
   statsIntervalMs: number;
   sessionTimeoutMs: number;
@@ -145,6 +162,7 @@ export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): Proce
       parsed.COMMIT_INTERVAL_MS,
       parsed.QUIET_COMMIT_INTERVAL_MS ?? DEFAULT_QUIET_COMMIT_INTERVAL_MS,
     ),
+    processingGuarantee: parsed.PROCESSING_GUARANTEE,
     sourcePartitions: parsed.SOURCE_PARTITIONS,
     statsIntervalMs: parsed.STATS_INTERVAL_MS,
     sessionTimeoutMs: parsed.CONSUMER_SESSION_TIMEOUT_MS,

@@ -84,7 +84,11 @@ export interface CommittedOffsetSource {
   partition: number;
   logger: Logger;
   memory: PartitionMemory;
-  producer: TaskProducer;
+  /**
+   * The task's own producer (exactly_once), whose id's hanging transactions the task can end;
+   * `undefined` under exactly_once_v2, where the id is the replica's.
+   */
+  producer: TaskProducer | undefined;
   /** Every partition the task may have written: what a hanging sweep covers. */
   writtenPartitions: () => Promise<WrittenPartitions>;
 }
@@ -166,6 +170,8 @@ export class CommittedOffsetReader {
    */
   async readAfterFence(): Promise<CommittedOffset | undefined> {
     const { admin, consumerGroup, topic, partition, logger, memory, producer } = this.source;
+    if (!producer)
+      throw new Error(`${this.key}: only a task with its own producer reads after a fence`);
     const { journal } = memory;
     try {
       await fetchStableOffset(admin, consumerGroup, topic, partition, undefined, false);
@@ -235,7 +241,7 @@ export class CommittedOffsetReader {
    * or it is not that transaction's: another owner's since, and the task refuses.
    */
   private async pendingOffsetCommit(producerEpoch: number | undefined): Promise<OpenTransaction> {
-    const producerId = this.source.producer.identity()?.producerId;
+    const producerId = this.source.producer?.identity()?.producerId;
     const [pending, ...more] =
       producerId === undefined ? [] : await findPendingOffsetCommits(this.source.admin, producerId);
     const refuse = (reason: string) =>
@@ -274,7 +280,7 @@ export class CommittedOffsetReader {
     const outcomes = new Map<string, SpanOutcome>();
     if (writes === undefined || writes.firstOffsets.size === 0) return outcomes;
     const { admin } = this.source;
-    const producerId = this.source.producer.identity()?.producerId;
+    const producerId = this.source.producer?.identity()?.producerId;
     const byTopic = new Map<string, number[]>();
     for (const key of writes.firstOffsets.keys()) {
       const { topic, partition } = splitKey(key);

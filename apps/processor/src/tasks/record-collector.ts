@@ -10,9 +10,15 @@ export const REQUEST_BYTES = 256 * 1024;
 
 export class RecordCollector {
   private readonly pending = new Map<string, Message[]>();
+  private count = 0;
 
   get isEmpty(): boolean {
     return this.pending.size === 0;
+  }
+
+  /** How many records wait. */
+  get size(): number {
+    return this.count;
   }
 
   add(topic: string, message: Message): void {
@@ -22,6 +28,7 @@ export class RecordCollector {
       this.pending.set(topic, messages);
     }
     messages.push(message);
+    this.count += 1;
   }
 
   /** Everything collected, as requests of at most about REQUEST_BYTES; the collector empties. */
@@ -46,6 +53,7 @@ export class RecordCollector {
     }
     requests.push(request);
     this.pending.clear();
+    this.count = 0;
     return requests
       .map((topics) => topics.filter((t) => t.messages.length > 0))
       .filter((topics) => topics.length > 0);
@@ -53,6 +61,7 @@ export class RecordCollector {
 
   clear(): void {
     this.pending.clear();
+    this.count = 0;
   }
 }
 

@@ -3,6 +3,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
+import type { ReplicaTransaction } from './replica-transaction';
 import type { CommitIntervals } from './task-output';
 
 export interface TaskContext {
@@ -14,4 +15,6 @@ export interface TaskContext {
   logger: Logger;
   metrics: ProcessorMetrics;
   commitIntervals: CommitIntervals;
+  /** PROCESSING_GUARANTEE=exactly_once_v2: the one transaction every task writes in. */
+  replicaTransaction?: ReplicaTransaction | undefined;
 }

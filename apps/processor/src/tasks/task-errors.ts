@@ -35,7 +35,7 @@ const CONNECTION_ERRORS = new Set([
 
 /** The partition moved to another replica while its task was being opened. */
 export class TaskMigratedError extends Error {
-  override readonly name = 'TaskMigratedError';
+  override readonly name: string = 'TaskMigratedError';
 }
 
 interface ErrorLike {

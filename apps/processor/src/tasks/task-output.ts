@@ -7,7 +7,8 @@
 import type { ConsumerGroupMetadata, Message } from 'kafkajs';
 
 import { RecordCollector } from './record-collector';
-import type { OffsetToCommit, TaskProducer } from './task-producer';
+import type { OffsetToCommit } from './task-producer';
+import type { TaskTransactions } from './task-transactions';
 
 export interface CommitIntervals {
   /** COMMIT_INTERVAL_MS: a transaction a reader waits for. */
@@ -25,7 +26,7 @@ export class TaskOutput {
   private startedAt = 0;
 
   constructor(
-    private readonly producer: TaskProducer,
+    private readonly producer: TaskTransactions,
     private readonly intervals: CommitIntervals,
     /** The group and input partition whose offset each commit moves. */
     private readonly input: Omit<OffsetToCommit, 'offset' | 'metadata' | 'member'>,

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { KAFKAJS_BROKER_RETRY, KeyPartitioner, onTopics, withDenialsNamed } from '@sluice/kafka';
 import type { AskedFor } from '@sluice/kafka';
 
+import type { TaskTransactions } from './task-transactions';
 import type { TransactionJournal } from './transaction-journal';
 
 export function transactionalId(group: string, topic: string, partition: number): string {
@@ -35,7 +36,7 @@ export interface OffsetToCommit {
   member?: ConsumerGroupMetadata | undefined;
 }
 
-export class TaskProducer {
+export class TaskProducer implements TaskTransactions {
   private producer: Producer | undefined;
   private transaction: Transaction | undefined;
   private calls: Promise<void> = Promise.resolve();

@@ -11,12 +11,16 @@ import type { CommittedOffset } from '@sluice/kafka';
 import { CommittedOffsetReader } from './committed-offset';
 import type { CommittedOffsetSource } from './committed-offset';
 import { endOpenTransactions } from './open-transactions';
+import type { TaskTransactions } from './task-transactions';
 
 export class TaskRecovery {
   private readonly committed: CommittedOffsetReader;
 
-  /** What the task's committed offset is read with (committed-offset.ts). */
-  constructor(private readonly parts: CommittedOffsetSource) {
+  /**
+   * What the task's committed offset is read with (committed-offset.ts), and the transactions
+   * it writes in (`producer` is set when they are the task's own).
+   */
+  constructor(private readonly parts: CommittedOffsetSource & { transactions: TaskTransactions }) {
     this.committed = new CommittedOffsetReader(parts);
   }
 
@@ -30,6 +34,7 @@ export class TaskRecovery {
     rebuild: () => Promise<void>,
   ): Promise<CommittedOffset | undefined> {
     const { producer, logger } = this.parts;
+    if (!producer) return this.recoverInReplicaTransaction(kept, rebuild);
     let committed = kept === undefined ? undefined : await this.committed.readIfSettles();
     if (kept === undefined || committed === 'unsettled' || (committed?.offset ?? null) !== kept) {
       if (kept !== undefined && committed !== 'unsettled') {
@@ -48,6 +53,37 @@ export class TaskRecovery {
     // dropped that commit's marker on a partition this task wrote (README, Known issues), where
     // every reader would then wait for good.
     await this.endOwnOpenTransactions(committed?.offset);
+    return committed;
+  }
+
+  /**
+   * exactly_once_v2: the transactional id is the replica's, so no fence of the task's settles
+   * what an earlier owner of the partition left open. The group does instead: that owner's
+   * offset commits named a generation that has ended and are refused, and a transaction it
+   * left open (a replica killed) ends at its transaction timeout, which the reads here wait
+   * out on the broker's answers: the committed offset with require_stable, the changelog to
+   * its stable end. The replica's own earlier transaction was aborted by the reopening of its
+   * producer (`fence`) when this task had writes in it.
+   */
+  private async recoverInReplicaTransaction(
+    kept: string | null | undefined,
+    rebuild: () => Promise<void>,
+  ): Promise<CommittedOffset | undefined> {
+    const { transactions, logger } = this.parts;
+    if (kept !== undefined) {
+      const committed = await this.committed.readIfSettles();
+      if (committed !== 'unsettled' && (committed?.offset ?? null) === kept) return committed;
+      logger.info(
+        {
+          committed: committed === 'unsettled' ? 'pending' : (committed?.offset ?? null),
+          had: kept,
+        },
+        'the committed offset is not this task state; rebuilding',
+      );
+    }
+    await transactions.fence();
+    const committed = await this.committed.read();
+    await rebuild();
     return committed;
   }
 

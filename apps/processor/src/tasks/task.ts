@@ -18,6 +18,7 @@ import type { TaskState } from './task-lifecycle';
 import { TaskOutput } from './task-output';
 import { TaskProducer, transactionalId } from './task-producer';
 import { TaskRecovery } from './task-recovery';
+import type { TaskTransactions } from './task-transactions';
 import { writtenPartitionsOf } from './written-partitions';
 
 export abstract class Task extends TaskKind {
@@ -26,7 +27,7 @@ export abstract class Task extends TaskKind {
   lag = 0;
   protected readonly logger: Logger;
   private readonly lifecycle: TaskLifecycle;
-  private readonly producer: TaskProducer;
+  private readonly producer: TaskTransactions;
   private readonly output: TaskOutput;
   private readonly recovery: TaskRecovery;
   /** The next offset to process: every record before it is in the state. */
@@ -56,13 +57,19 @@ export abstract class Task extends TaskKind {
     this.key = `${topic}/${partition}`;
     this.logger = context.logger.child({ topic, partition });
     this.lifecycle = new TaskLifecycle(this.key);
-    this.producer = new TaskProducer(
-      context.kafka,
-      transactionalId(context.consumerGroup, topic, partition),
-      this.logger,
-      memory.journal,
-      (seconds) => context.metrics.commitSeconds.observe(seconds),
-    );
+    // exactly_once_v2: the replica's transaction, committed for every task at once;
+    // exactly_once: a producer of the task's own.
+    const own = context.replicaTransaction
+      ? undefined
+      : new TaskProducer(
+          context.kafka,
+          transactionalId(context.consumerGroup, topic, partition),
+          this.logger,
+          memory.journal,
+          (seconds) => context.metrics.commitSeconds.observe(seconds),
+        );
+    this.producer =
+      own ?? context.replicaTransaction!.forTask(this.key, () => this.handOverToReplicaCommit());
     this.output = new TaskOutput(this.producer, context.commitIntervals, {
       groupId: context.consumerGroup,
       topic,
@@ -75,7 +82,8 @@ export abstract class Task extends TaskKind {
       partition,
       logger: this.logger,
       memory,
-      producer: this.producer,
+      transactions: this.producer,
+      producer: own,
       writtenPartitions: () => this.writtenPartitions(),
     });
   }
@@ -191,12 +199,13 @@ export abstract class Task extends TaskKind {
     // from the new one (it would skip the records between them): a tick can move the position
     // while a batch waits behind it.
     this.resumes += 1;
-    this.position = target;
     // Earlier commits answered first: one still in flight would raise the floor past the
-    // target after it was lowered.
+    // target after it was lowered. The position moves after the wait, so that a commit of the
+    // replica's meanwhile (exactly_once_v2) takes the position its sent records stand for.
     await this.producer.idle();
     this.assertRunning();
     lowerFloorForMove(this.memory, target);
+    this.position = target;
     this.commit();
     await this.producer.idle();
     this.assertRunning();
@@ -254,6 +263,18 @@ export abstract class Task extends TaskKind {
     if (this.producer.error !== undefined) throw this.producer.error;
     if (!this.lifecycle.is('running'))
       throw new Error(`task ${this.key} is ${this.lifecycle.state}, not running`);
+  }
+
+  /**
+   * exactly_once_v2: the replica commits every task at once, and this task hands over what it
+   * has handled (called synchronously, between two of the task's own steps).
+   */
+  private handOverToReplicaCommit(): void {
+    if (!this.lifecycle.is('running')) return;
+    this.output.flush();
+    if (this.output.hasPending) this.commit();
+    // The replica's next transaction begins now for this task too: its interval runs from here.
+    else this.output.begin();
   }
 
   /** Queues the commit of everything handled so far, with the offset and metadata of now. */

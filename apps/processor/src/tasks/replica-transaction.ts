@@ -1,0 +1,367 @@
+// Exactly-once v2 (PROCESSING_GUARANTEE=exactly_once_v2, docs/design.md §5; Kafka Streams' one
+// producer per stream thread): every task of the replica writes into one transaction of one
+// producer, and one commit carries every task's offset. Its id `<group>.replica/<PROCESSOR_ID>`
+// fences the replica's predecessor at once when it restarts; another replica's tasks are kept
+// out by the group instead (each offset commit names the generation, and the coordinator
+// refuses an ended one), and a dead replica's open transaction ends at the transaction
+// timeout, which a task taking over waits out on the broker's answers (the committed offset
+// read with require_stable, the changelog read to its stable end).
+//
+// A commit takes every running task's position at one instant: `commitAll` asks each task, in
+// one synchronous pass, to hand over what it has handled, and seals the transaction there.
+// Tasks change their state only between awaits, so no task is caught halfway through a batch;
+// what any task sends after the pass goes into the next transaction. One failure, of the
+// producer or of any task with writes in the transaction, aborts the transaction for all: every
+// task attached to it is then replaced, and rebuilds from what was committed.
+import type { Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
+import type { Logger } from 'pino';
+
+import { KAFKAJS_BROKER_RETRY, KeyPartitioner, onTopics, withDenialsNamed } from '@sluice/kafka';
+import type { AskedFor } from '@sluice/kafka';
+
+import { RecordCollector } from './record-collector';
+import { TaskMigratedError } from './task-errors';
+import type { OffsetToCommit } from './task-producer';
+import type { TaskTransactions } from './task-transactions';
+
+/** About what one task's batch sends: the measure of `backlog` for records waiting. */
+const RECORDS_PER_CALL = 2_000;
+
+export function replicaTransactionalId(group: string, processorId: string): string {
+  // `/` is in no topic name, so this is never a task's id (`<group>.<topic>.<partition>`).
+  return `${group}.replica/${processorId}`;
+}
+
+/**
+ * The replica's transaction was aborted for another task's failure (or a task that left writes
+ * in it): nothing is wrong with this task's data, which it rebuilds from what was committed.
+ */
+export class TransactionAbortedError extends TaskMigratedError {
+  override readonly name = 'TransactionAbortedError';
+}
+
+/** What one transaction gathers until its commit goes out. */
+class OpenTransaction {
+  readonly records = new RecordCollector();
+  readonly offsets: OffsetToCommit[] = [];
+  readonly onCommitted: Array<() => void> = [];
+  /** A call that sends `records` is queued and has not run yet. */
+  sendQueued = false;
+}
+
+export interface ReplicaTransactionOptions {
+  kafka: Kafka;
+  id: string;
+  logger: Logger;
+  /** The coordinator aborts a transaction open longer: how long a dead replica's holds others. */
+  transactionTimeoutMs: number;
+  onCommitSeconds?: (seconds: number) => void;
+}
+
+export class ReplicaTransaction {
+  private producer: Producer | undefined;
+  private transaction: Transaction | undefined;
+  private calls: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private open = new OpenTransaction();
+  private failure: { error: unknown; by: ReplicaTaskProducer | undefined } | undefined;
+  /** Counts producers: a task attached under an earlier one lost its writes to an abort. */
+  private producers = 0;
+  private reopening: Promise<void> | undefined;
+  private readonly attached = new Set<ReplicaTaskProducer>();
+  private gathering = false;
+
+  constructor(private readonly options: ReplicaTransactionOptions) {}
+
+  get id(): string {
+    return this.options.id;
+  }
+
+  /**
+   * Calls queued and not finished, and every RECORDS_PER_CALL records waiting to be sent
+   * counted as one more: sends waiting together go out as one call, so the calls alone would
+   * not slow the tasks down when the broker falls behind.
+   */
+  get backlog(): number {
+    return this.queued + Math.floor(this.open.records.size / RECORDS_PER_CALL);
+  }
+
+  /** The share of one task; `prepareCommit` hands over what the task handled (synchronously). */
+  forTask(key: string, prepareCommit: () => void): ReplicaTaskProducer {
+    return new ReplicaTaskProducer(this, key, prepareCommit);
+  }
+
+  /**
+   * The producer, ready for tasks to write with: opened on first use, and opened anew after a
+   * failure, which aborts what the failed one left open (InitProducerId answers once the
+   * coordinator has aborted it, and fences the earlier producer of this id, this replica's
+   * predecessor's too). One reopening serves every task that asks meanwhile.
+   */
+  async ready(): Promise<number> {
+    while (this.producer === undefined || this.failure !== undefined) {
+      this.reopening ??= this.reopen().finally(() => {
+        this.reopening = undefined;
+      });
+      await this.reopening;
+    }
+    return this.producers;
+  }
+
+  /** Why `share`'s writes cannot go on, if they cannot. */
+  errorFor(share: ReplicaTaskProducer, attachedTo: number): unknown {
+    if (attachedTo !== this.producers)
+      return new TransactionAbortedError(
+        `${share.key}: the replica's transaction was aborted since the task last resumed`,
+      );
+    if (this.failure === undefined) return undefined;
+    const { error, by } = this.failure;
+    if (by === undefined || by === share) return error;
+    return new TransactionAbortedError(
+      `${share.key}: the replica's transaction was aborted for ${by.key} (${String(
+        (error as Error | undefined)?.message ?? error,
+      )})`,
+    );
+  }
+
+  /** Aborts the open transaction for every task: `by`'s writes in it cannot commit. */
+  fail(error: unknown, by?: ReplicaTaskProducer): void {
+    if (this.failure !== undefined) return;
+    this.failure = { error, by };
+    this.options.logger.warn(
+      { err: error, task: by?.key },
+      "the replica's transaction is aborted; every task in it is replaced",
+    );
+  }
+
+  attach(share: ReplicaTaskProducer): void {
+    this.attached.add(share);
+  }
+
+  detach(share: ReplicaTaskProducer): void {
+    this.attached.delete(share);
+  }
+
+  /** Queues records into the open transaction; sends waiting together go out as one. */
+  send(requests: TopicMessages[][]): void {
+    const open = this.open;
+    for (const request of requests)
+      for (const { topic, messages } of request)
+        for (const message of messages) open.records.add(topic, message);
+    if (open.sendQueued) return;
+    open.sendQueued = true;
+    this.call(() => this.sendRecords(open));
+  }
+
+  /**
+   * Commits every task at once: each attached task hands over what it handled (its records, its
+   * offset), then the transaction is sealed and its commit queued. `offset` is the asking
+   * task's own, handed over already.
+   */
+  commitAll(offset: OffsetToCommit | undefined, onCommitted: () => void): void {
+    const open = this.open;
+    if (offset) open.offsets.push(offset);
+    open.onCommitted.push(onCommitted);
+    if (this.gathering) return; // a task handing over within the pass below
+    this.gathering = true;
+    try {
+      for (const share of this.attached) share.prepareCommit();
+    } finally {
+      this.gathering = false;
+    }
+    this.open = new OpenTransaction();
+    this.call(async () => {
+      const started = process.hrtime.bigint();
+      await this.sendRecords(open);
+      const transaction = await this.current();
+      for (const offsets of byMember(open.offsets)) {
+        const [{ groupId, member }] = offsets as [OffsetToCommit];
+        await transaction.sendOffsets({
+          consumerGroupId: groupId,
+          ...(member && { consumerGroupMetadata: member }),
+          topics: byTopic(offsets),
+        });
+      }
+      await transaction.commit();
+      this.transaction = undefined;
+      this.options.onCommitSeconds?.(Number(process.hrtime.bigint() - started) / 1e9);
+      for (const committed of open.onCommitted) committed();
+    }, offsetsAsked(open.offsets));
+  }
+
+  /** Resolves once every call queued so far has finished. */
+  idle(): Promise<void> {
+    return this.calls;
+  }
+
+  /** The replica stops: what is open is aborted. */
+  async close(): Promise<void> {
+    await this.idle();
+    const transaction = this.transaction;
+    this.transaction = undefined;
+    if (transaction?.isActive()) await transaction.abort().catch(() => undefined);
+    await this.disconnect();
+  }
+
+  private async reopen(): Promise<void> {
+    await this.idle();
+    await this.disconnect();
+    const { kafka, id, transactionTimeoutMs } = this.options;
+    const producer = kafka.producer({
+      transactionalId: id,
+      transactionTimeout: transactionTimeoutMs,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: KeyPartitioner,
+      retry: KAFKAJS_BROKER_RETRY,
+    });
+    await withDenialsNamed(this.asked(), async () => {
+      await producer.connect();
+      // InitProducerId: the answer comes once every earlier transaction of this id is settled.
+      this.transaction = await producer.transaction();
+    });
+    this.producer = producer;
+    this.open = new OpenTransaction();
+    this.producers += 1;
+    this.failure = undefined;
+  }
+
+  private async disconnect(): Promise<void> {
+    const producer = this.producer;
+    this.producer = undefined;
+    this.transaction = undefined;
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  private async sendRecords(open: OpenTransaction): Promise<void> {
+    open.sendQueued = false;
+    if (open.records.isEmpty) return;
+    const requests = open.records.drain();
+    const transaction = await this.current();
+    await withDenialsNamed(
+      this.asked({ topic: onTopics('Write', [...new Set(requests.flat().map((r) => r.topic))]) }),
+      async () => {
+        for (const topicMessages of requests) await transaction.sendBatch({ topicMessages });
+      },
+    );
+  }
+
+  private asked(more: AskedFor = {}): AskedFor {
+    return { 'transactional id': `Write on transactional id ${this.options.id}`, ...more };
+  }
+
+  private call(work: () => Promise<void>, asked?: AskedFor): void {
+    this.queued += 1;
+    this.calls = this.calls.then(async () => {
+      try {
+        if (this.failure === undefined) await withDenialsNamed(this.asked(asked), work);
+      } catch (error) {
+        this.fail(error);
+      } finally {
+        this.queued -= 1;
+      }
+    });
+  }
+
+  private async current(): Promise<Transaction> {
+    if (!this.producer) throw new Error(`the producer ${this.options.id} is not open`);
+    this.transaction ??= await this.producer.transaction();
+    return this.transaction;
+  }
+}
+
+/**
+ * One task's share of the replica's transaction. It tracks whether the task has writes in the
+ * open transaction that its offset does not cover yet: closing or rebuilding the task then
+ * aborts the transaction for all, as those writes must never be read committed.
+ */
+export class ReplicaTaskProducer implements TaskTransactions {
+  /** The replica's producer this share last joined (ReplicaTransaction.ready). */
+  private attachedTo = -1;
+  private uncommittedWrites = false;
+
+  constructor(
+    private readonly replica: ReplicaTransaction,
+    readonly key: string,
+    /** Hands over what the task handled: its records, and its offset through `commit`. */
+    readonly prepareCommit: () => void,
+  ) {}
+
+  get id(): string {
+    return this.replica.id;
+  }
+
+  get error(): unknown {
+    return this.replica.errorFor(this, this.attachedTo);
+  }
+
+  get backlog(): number {
+    return this.replica.backlog;
+  }
+
+  async fence(): Promise<void> {
+    this.abandonUncommitted();
+    this.replica.detach(this);
+    this.attachedTo = await this.replica.ready();
+    this.replica.attach(this);
+  }
+
+  send(requests: TopicMessages[][]): void {
+    if (requests.length === 0 || this.error !== undefined) return;
+    this.uncommittedWrites = true;
+    this.replica.send(requests);
+  }
+
+  commit(offset: OffsetToCommit | undefined, onCommitted: () => void): void {
+    if (this.error !== undefined) return;
+    this.uncommittedWrites = false;
+    this.replica.commitAll(offset, onCommitted);
+  }
+
+  idle(): Promise<void> {
+    return this.replica.idle();
+  }
+
+  async close(): Promise<void> {
+    this.abandonUncommitted();
+    this.replica.detach(this);
+  }
+
+  /** Writes of this task that no commit covers cannot stay in the transaction: it aborts. */
+  private abandonUncommitted(): void {
+    if (this.uncommittedWrites && this.error === undefined)
+      this.replica.fail(
+        new TransactionAbortedError(`${this.key} left writes its offset does not cover`),
+        this,
+      );
+    this.uncommittedWrites = false;
+  }
+}
+
+/** The offsets by the group and member they are committed as: one TxnOffsetCommit each. */
+function byMember(offsets: OffsetToCommit[]): OffsetToCommit[][] {
+  const groups = new Map<string, OffsetToCommit[]>();
+  for (const offset of offsets) {
+    const key = JSON.stringify([offset.groupId, offset.member ?? null]);
+    groups.set(key, [...(groups.get(key) ?? []), offset]);
+  }
+  return [...groups.values()];
+}
+
+function byTopic(offsets: OffsetToCommit[]) {
+  const topics = new Map<string, PartitionOffset[]>();
+  for (const { topic, partition, offset, metadata } of offsets) {
+    // kafkajs passes `metadata` on to TxnOffsetCommit; its types leave it out.
+    const committed = { partition, offset, metadata } as PartitionOffset;
+    topics.set(topic, [...(topics.get(topic) ?? []), committed]);
+  }
+  return [...topics].map(([topic, partitions]) => ({ topic, partitions }));
+}
+
+function offsetsAsked(offsets: OffsetToCommit[]): AskedFor | undefined {
+  const [first] = offsets;
+  if (first === undefined) return undefined;
+  return {
+    group: `Read on group ${first.groupId}`,
+    topic: onTopics('Read', [...new Set(offsets.map((o) => o.topic))]),
+  };
+}
