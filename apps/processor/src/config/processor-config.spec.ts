@@ -17,6 +17,7 @@ describe('loadProcessorConfig', () => {
       topicPrefix: 'sluice',
       commitIntervalMs: 100,
       quietCommitIntervalMs: 1000,
+      processingGuarantee: 'exactly_once',
       sourcePartitions: 6,
       statsIntervalMs: 5000,
       sessionTimeoutMs: 30_000,
@@ -40,6 +41,15 @@ describe('loadProcessorConfig', () => {
     );
     expect(() => loadProcessorConfig({ QUIET_COMMIT_INTERVAL_MS: '60000' })).toThrow(
       'QUIET_COMMIT_INTERVAL_MS must be at most 30000',
+    );
+  });
+
+  it('takes either processing guarantee and refuses anything else', () => {
+    expect(loadProcessorConfig({ PROCESSING_GUARANTEE: 'exactly_once_v2' })).toMatchObject({
+      processingGuarantee: 'exactly_once_v2',
+    });
+    expect(() => loadProcessorConfig({ PROCESSING_GUARANTEE: 'at_least_once' })).toThrow(
+      'PROCESSING_GUARANTEE must be one of exactly_once, exactly_once_v2',
     );
   });
 

@@ -1,0 +1,228 @@
+// The replica's one transaction (exactly_once_v2) against a recording stand-in for kafkajs'
+// producer: what goes into which transaction, and who is replaced when one is aborted. The
+// broker's side (fencing, generations, a killed replica) is in the failures e2e.
+import type { Kafka, TopicMessages } from 'kafkajs';
+import pino from 'pino';
+
+import { classifyTaskError } from './task-errors';
+import { ReplicaTransaction, TransactionAbortedError } from './replica-transaction';
+import type { ReplicaTaskProducer } from './replica-transaction';
+import type { OffsetToCommit } from './task-producer';
+
+interface RecordedTransaction {
+  records: string[];
+  offsets: Array<{ member: unknown; partitions: string[] }>;
+  ended?: 'commit' | 'abort';
+}
+
+/** kafkajs' producer as far as ReplicaTransaction uses it, recording every transaction. */
+function recordingKafka(options: { failOffsets?: Error } = {}) {
+  const transactions: RecordedTransaction[] = [];
+  let producers = 0;
+  const sendCalls: number[] = [];
+  const kafka = {
+    producer: () => {
+      producers += 1;
+      let current: RecordedTransaction | undefined;
+      const begin = () => {
+        current ??= { records: [], offsets: [] };
+        return current;
+      };
+      const transaction = {
+        sendBatch: async ({ topicMessages }: { topicMessages: TopicMessages[] }) => {
+          await Promise.resolve();
+          sendCalls.push(topicMessages.length);
+          for (const { topic, messages } of topicMessages)
+            for (const message of messages)
+              begin().records.push(`${topic}:${String(message.value)}`);
+          return [];
+        },
+        sendOffsets: async ({
+          consumerGroupMetadata,
+          topics,
+        }: {
+          consumerGroupMetadata?: unknown;
+          topics: Array<{
+            topic: string;
+            partitions: Array<{ partition: number; offset: string }>;
+          }>;
+        }) => {
+          if (options.failOffsets) throw options.failOffsets;
+          begin().offsets.push({
+            member: consumerGroupMetadata,
+            partitions: topics.flatMap(({ topic, partitions }) =>
+              partitions.map((p) => `${topic}/${p.partition}@${p.offset}`),
+            ),
+          });
+        },
+        commit: async () => {
+          const ended = begin();
+          ended.ended = 'commit';
+          transactions.push(ended);
+          current = undefined;
+        },
+        abort: async () => {
+          if (current) {
+            current.ended = 'abort';
+            transactions.push(current);
+          }
+          current = undefined;
+        },
+        isActive: () => current !== undefined,
+      };
+      return {
+        connect: async () => undefined,
+        disconnect: async () => undefined,
+        transaction: async () => transaction,
+      };
+    },
+  } as unknown as Kafka;
+  return { kafka, transactions, sendCalls, producers: () => producers };
+}
+
+const member = { generationId: 4, memberId: 'm-1', groupInstanceId: null };
+
+function offset(topic: string, partition: number, at: string): OffsetToCommit {
+  return { groupId: 'g', topic, partition, offset: at, metadata: undefined, member };
+}
+
+function records(topic: string, ...values: string[]): TopicMessages[][] {
+  return [[{ topic, messages: values.map((value) => ({ value })) }]];
+}
+
+/** A task stand-in: what it handled since its last hand-over, handed over when asked. */
+class FakeTask {
+  pending: { values: string[]; at: string } | undefined;
+  committed: string[] = [];
+  readonly share: ReplicaTaskProducer;
+
+  constructor(
+    replica: ReplicaTransaction,
+    readonly topic: string,
+    readonly partition: number,
+  ) {
+    this.share = replica.forTask(`${topic}/${partition}`, () => this.handOver());
+  }
+
+  handle(at: string, ...values: string[]): void {
+    this.share.send(records('out', ...values));
+    this.pending = { values, at };
+  }
+
+  handOver(): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.pending = undefined;
+    this.share.commit(offset(this.topic, this.partition, pending.at), () =>
+      this.committed.push(pending.at),
+    );
+  }
+}
+
+function replicaOn(kafka: Kafka) {
+  return new ReplicaTransaction({
+    kafka,
+    id: 'g.replica/r0',
+    logger: pino({ level: 'silent' }),
+    transactionTimeoutMs: 10_000,
+  });
+}
+
+describe('ReplicaTransaction', () => {
+  it('commits every task with records in the transaction at once, in one offset commit', async () => {
+    const broker = recordingKafka();
+    const replica = replicaOn(broker.kafka);
+    const [a, b, c] = [0, 1, 2].map((p) => new FakeTask(replica, 'in', p)) as [
+      FakeTask,
+      FakeTask,
+      FakeTask,
+    ];
+    for (const task of [a, b, c]) await task.share.fence();
+    a.handle('10', 'a1');
+    b.handle('20', 'b1');
+    a.handOver(); // a's commit interval passed: b hands over too; c has nothing
+    // Sent after the pass: the next transaction's, with the offset that covers it.
+    c.handle('30', 'c1');
+    await replica.idle();
+    c.handOver();
+    await replica.idle();
+
+    expect(broker.transactions).toEqual([
+      {
+        records: ['out:a1', 'out:b1'],
+        offsets: [{ member, partitions: ['in/0@10', 'in/1@20'] }],
+        ended: 'commit',
+      },
+      { records: ['out:c1'], offsets: [{ member, partitions: ['in/2@30'] }], ended: 'commit' },
+    ]);
+    expect([a.committed, b.committed, c.committed]).toEqual([['10'], ['20'], ['30']]);
+  });
+
+  it('sends the records of many tasks waiting behind one request as one', async () => {
+    const broker = recordingKafka();
+    const replica = replicaOn(broker.kafka);
+    const tasks = [0, 1, 2, 3].map((p) => new FakeTask(replica, 'in', p));
+    for (const task of tasks) await task.share.fence();
+    for (const [i, task] of tasks.entries()) task.handle(String(i), `v${i}`);
+    tasks[0]!.handOver();
+    await replica.idle();
+    expect(broker.sendCalls).toEqual([1]); // one topic, one request, four tasks
+    expect(broker.transactions[0]?.records).toEqual(['out:v0', 'out:v1', 'out:v2', 'out:v3']);
+  });
+
+  it('aborts for all when a task leaves writes no commit covers, and replaces every task', async () => {
+    const broker = recordingKafka();
+    const replica = replicaOn(broker.kafka);
+    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
+    await a.share.fence();
+    await b.share.fence();
+    a.handle('10', 'a1');
+    b.handle('20', 'b1');
+    await a.share.close(); // a failed: its record a1 is in the transaction without its offset
+
+    expect(a.share.error).toBeInstanceOf(TransactionAbortedError);
+    expect(b.share.error).toBeInstanceOf(TransactionAbortedError);
+    expect(String((b.share.error as Error).message)).toContain('for in/0');
+    expect(classifyTaskError(b.share.error)).toBe('task-migrated');
+    b.handOver(); // refused: b's writes went with the abort
+    await replica.idle();
+    expect(broker.transactions).toEqual([]);
+    expect(b.committed).toEqual([]);
+
+    // b rebuilds and joins the replica's next producer (InitProducerId aborts what was open).
+    await b.share.fence();
+    expect(broker.producers()).toBe(2);
+    expect(b.share.error).toBeUndefined();
+    expect(a.share.error).toBeInstanceOf(TransactionAbortedError); // until it resumes too
+    b.handle('20', 'b1 again');
+    b.handOver();
+    await replica.idle();
+    expect(broker.transactions).toEqual([
+      {
+        records: ['out:b1 again'],
+        offsets: [{ member, partitions: ['in/1@20'] }],
+        ended: 'commit',
+      },
+    ]);
+  });
+
+  it("fails every task with the broker's refusal of the offset commit", async () => {
+    const refusal = Object.assign(new Error('The generation is not valid'), {
+      type: 'ILLEGAL_GENERATION',
+    });
+    const broker = recordingKafka({ failOffsets: refusal });
+    const replica = replicaOn(broker.kafka);
+    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
+    await a.share.fence();
+    await b.share.fence();
+    a.handle('10', 'a1');
+    b.handle('20', 'b1');
+    a.handOver();
+    await replica.idle();
+    expect(a.share.error).toBe(refusal);
+    expect(b.share.error).toBe(refusal);
+    expect(classifyTaskError(a.share.error)).toBe('task-migrated');
+    expect(broker.transactions.filter((t) => t.ended === 'commit')).toEqual([]);
+    expect([a.committed, b.committed]).toEqual([[], []]);
+  });
+});
