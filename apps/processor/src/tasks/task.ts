@@ -46,6 +46,11 @@ export abstract class Task extends TaskKind {
    * it, so that the group coordinator refuses it once a rebalance has begun a later one.
    */
   private member: ConsumerGroupMetadata | undefined;
+  /**
+   * A step of the task threw: it is about to be closed, and what it handled in that step is
+   * half done, so a commit of the replica's (exactly_once_v2) must not take it meanwhile.
+   */
+  private broken = false;
 
   constructor(
     readonly topic: string,
@@ -270,7 +275,7 @@ export abstract class Task extends TaskKind {
    * has handled (called synchronously, between two of the task's own steps).
    */
   private handOverToReplicaCommit(): void {
-    if (!this.lifecycle.is('running')) return;
+    if (!this.lifecycle.is('running') || this.broken) return;
     this.output.flush();
     if (this.output.hasPending) this.commit();
     // The replica's next transaction begins now for this task too: its interval runs from here.
@@ -291,9 +296,14 @@ export abstract class Task extends TaskKind {
 
   /** Runs one state change at a time: resumes, batches and ticks of a task never interleave. */
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    return this.queue.run(() => {
+    return this.queue.run(async () => {
       if (this.lifecycle.is('closed')) throw new Error(`task ${this.key} is closed`);
-      return work();
+      try {
+        return await work();
+      } catch (error) {
+        this.broken = true;
+        throw error;
+      }
     });
   }
 }
