@@ -94,6 +94,8 @@ function records(topic: string, ...values: string[]): TopicMessages[][] {
 class FakeTask {
   pending: { values: string[]; at: string } | undefined;
   committed: string[] = [];
+  /** How the task answers a hand-over: as asked, not at all (a step of it threw), or throwing. */
+  handsOver: 'yes' | 'no' | 'throws' = 'yes';
   readonly share: ReplicaTaskProducer;
 
   constructor(
@@ -110,6 +112,8 @@ class FakeTask {
   }
 
   handOver(): void {
+    if (this.handsOver === 'no') return;
+    if (this.handsOver === 'throws') throw new Error('beforeCommit failed');
     const pending = this.pending;
     if (!pending) return;
     this.pending = undefined;
@@ -203,6 +207,47 @@ describe('ReplicaTransaction', () => {
         offsets: [{ member, partitions: ['in/1@20'] }],
         ended: 'commit',
       },
+    ]);
+  });
+
+  it('aborts for all when a task with writes in the transaction does not hand over', async () => {
+    const broker = recordingKafka();
+    const replica = replicaOn(broker.kafka);
+    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
+    await a.share.fence();
+    await b.share.fence();
+    b.handle('20', 'b1'); // b's next step throws before it hands over: not closed yet
+    b.handsOver = 'no';
+    a.handle('10', 'a1');
+    a.handOver();
+    await replica.idle();
+    expect(broker.transactions).toEqual([]); // b1 never commits without b's offset
+    expect(a.share.error).toBeInstanceOf(TransactionAbortedError);
+    expect(String((a.share.error as Error).message)).toContain('in/1 has writes');
+    expect(a.committed).toEqual([]);
+  });
+
+  it('aborts for all when a hand-over throws halfway through the pass', async () => {
+    const broker = recordingKafka();
+    const replica = replicaOn(broker.kafka);
+    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
+    await a.share.fence();
+    await b.share.fence();
+    a.handle('10', 'a1');
+    b.handle('20', 'b1');
+    b.handsOver = 'throws';
+    a.handOver();
+    await replica.idle();
+    expect(broker.transactions).toEqual([]);
+    expect((b.share.error as Error).message).toBe('beforeCommit failed');
+    expect(a.share.error).toBeInstanceOf(TransactionAbortedError);
+    // The next commit does not carry what was handed over before the throw.
+    await a.share.fence();
+    a.handle('11', 'a2');
+    a.handOver();
+    await replica.idle();
+    expect(broker.transactions).toEqual([
+      { records: ['out:a2'], offsets: [{ member, partitions: ['in/0@11'] }], ended: 'commit' },
     ]);
   });
 

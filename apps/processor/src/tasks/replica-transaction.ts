@@ -164,9 +164,28 @@ export class ReplicaTransaction {
     if (this.gathering) return; // a task handing over within the pass below
     this.gathering = true;
     try {
-      for (const share of this.attached) share.prepareCommit();
+      for (const share of this.attached) {
+        try {
+          share.prepareCommit();
+        } catch (error) {
+          // What it handed over so far is in the transaction: none of it may commit now.
+          this.fail(error, share);
+          return;
+        }
+      }
     } finally {
       this.gathering = false;
+    }
+    // A task that did not hand over (it failed in a step, or stopped running) with writes in
+    // the transaction: they would commit without the offset that covers them.
+    for (const share of this.attached) {
+      if (share.hasUncommittedWrites) {
+        this.fail(
+          new TransactionAbortedError(`${share.key} has writes its offset does not cover`),
+          share,
+        );
+        return;
+      }
     }
     this.open = new OpenTransaction();
     this.call(async () => {
@@ -214,14 +233,21 @@ export class ReplicaTransaction {
       createPartitioner: KeyPartitioner,
       retry: KAFKAJS_BROKER_RETRY,
     });
-    await withDenialsNamed(this.asked(), async () => {
-      await producer.connect();
-      // InitProducerId: the answer comes once every earlier transaction of this id is settled.
-      this.transaction = await producer.transaction();
-    });
+    try {
+      await withDenialsNamed(this.asked(), async () => {
+        await producer.connect();
+        // InitProducerId: the answer comes once every earlier transaction of this id is settled.
+        this.transaction = await producer.transaction();
+      });
+    } catch (error) {
+      await producer.disconnect().catch(() => undefined);
+      throw error;
+    }
     this.producer = producer;
     this.open = new OpenTransaction();
     this.producers += 1;
+    // Every task attached before lost its writes with the abort: it joins again as it resumes.
+    this.attached.clear();
     this.failure = undefined;
   }
 
@@ -296,6 +322,11 @@ export class ReplicaTaskProducer implements TaskTransactions {
 
   get backlog(): number {
     return this.replica.backlog;
+  }
+
+  /** Whether the task has writes in the open transaction that no offset of its covers yet. */
+  get hasUncommittedWrites(): boolean {
+    return this.uncommittedWrites && this.error === undefined;
   }
 
   async fence(): Promise<void> {
