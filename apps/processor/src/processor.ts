@@ -152,6 +152,7 @@ export class Processor {
       config.processingGuarantee === 'exactly_once_v2'
         ? new ReplicaTransaction({
             kafka: this.kafka,
+            admin: this.admin,
             id: replicaTransactionalId(config.consumerGroup, config.processorId),
             logger,
             // Kafka Streams' 10 s: how long a killed replica's open transaction holds the

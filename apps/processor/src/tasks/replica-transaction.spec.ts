@@ -1,7 +1,7 @@
 // The replica's one transaction (exactly_once_v2) against a recording stand-in for kafkajs'
 // producer: what goes into which transaction, and who is replaced when one is aborted. The
 // broker's side (fencing, generations, a killed replica) is in the failures e2e.
-import type { Kafka, TopicMessages } from 'kafkajs';
+import type { Admin, Kafka, TopicMessages } from 'kafkajs';
 import pino from 'pino';
 
 import { classifyTaskError } from './task-errors';
@@ -70,10 +70,12 @@ function recordingKafka(options: { failOffsets?: Error } = {}) {
         },
         isActive: () => current !== undefined,
       };
+      const epoch = producers - 1;
       return {
         connect: async () => undefined,
         disconnect: async () => undefined,
         transaction: async () => transaction,
+        transactionalIdentity: () => ({ producerId: '7', producerEpoch: epoch }),
       };
     },
   } as unknown as Kafka;
@@ -126,6 +128,8 @@ class FakeTask {
 function replicaOn(kafka: Kafka) {
   return new ReplicaTransaction({
     kafka,
+    // Never asked here: the stand-in's writes answer no offsets, so no sweep has partitions.
+    admin: {} as Admin,
     id: 'g.replica/r0',
     logger: pino({ level: 'silent' }),
     transactionTimeoutMs: 10_000,

@@ -13,16 +13,18 @@
 // what any task sends after the pass goes into the next transaction. One failure, of the
 // producer or of any task with writes in the transaction, aborts the transaction for all: every
 // task attached to it is then replaced, and rebuilds from what was committed.
-import type { Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
+import type { Admin, Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import { KAFKAJS_BROKER_RETRY, KeyPartitioner, onTopics, withDenialsNamed } from '@sluice/kafka';
 import type { AskedFor } from '@sluice/kafka';
 
 import { RecordCollector } from './record-collector';
+import { settleOwnTransactions } from './replica-sweep';
 import { TaskMigratedError } from './task-errors';
 import type { OffsetToCommit } from './task-producer';
 import type { TaskTransactions } from './task-transactions';
+import { TransactionJournal } from './transaction-journal';
 
 /** About what one task's batch sends: the measure of `backlog` for records waiting. */
 const RECORDS_PER_CALL = 2_000;
@@ -51,11 +53,15 @@ class OpenTransaction {
 
 export interface ReplicaTransactionOptions {
   kafka: Kafka;
+  /** For ending the replica's own transactions that a broker left without a marker. */
+  admin: Admin;
   id: string;
   logger: Logger;
   /** The coordinator aborts a transaction open longer: how long a dead replica's holds others. */
   transactionTimeoutMs: number;
   onCommitSeconds?: (seconds: number) => void;
+  /** What the replica's transactions wrote, from the broker's answers (a test may set it). */
+  journal?: TransactionJournal;
 }
 
 export class ReplicaTransaction {
@@ -70,8 +76,13 @@ export class ReplicaTransaction {
   private reopening: Promise<void> | undefined;
   private readonly attached = new Set<ReplicaTaskProducer>();
   private gathering = false;
+  private readonly journal: TransactionJournal;
+  /** Whether the journal has begun the current transaction's entry. */
+  private journaled = false;
 
-  constructor(private readonly options: ReplicaTransactionOptions) {}
+  constructor(private readonly options: ReplicaTransactionOptions) {
+    this.journal = options.journal ?? new TransactionJournal();
+  }
 
   get id(): string {
     return this.options.id;
@@ -192,6 +203,8 @@ export class ReplicaTransaction {
       const started = process.hrtime.bigint();
       await this.sendRecords(open);
       const transaction = await this.current();
+      // Noted before the offsets go out: from then on the outcome is the coordinator's.
+      this.journal.committing(undefined);
       for (const offsets of byMember(open.offsets)) {
         const [{ groupId, member }] = offsets as [OffsetToCommit];
         await transaction.sendOffsets({
@@ -202,6 +215,8 @@ export class ReplicaTransaction {
       }
       await transaction.commit();
       this.transaction = undefined;
+      this.journal.acknowledged();
+      this.journaled = false;
       this.options.onCommitSeconds?.(Number(process.hrtime.bigint() - started) / 1e9);
       for (const committed of open.onCommitted) committed();
     }, offsetsAsked(open.offsets));
@@ -239,11 +254,18 @@ export class ReplicaTransaction {
         // InitProducerId: the answer comes once every earlier transaction of this id is settled.
         this.transaction = await producer.transaction();
       });
+      await settleOwnTransactions({
+        admin: this.options.admin,
+        journal: this.journal,
+        id,
+        logger: this.options.logger,
+      });
     } catch (error) {
       await producer.disconnect().catch(() => undefined);
       throw error;
     }
     this.producer = producer;
+    this.journaled = false;
     this.open = new OpenTransaction();
     this.producers += 1;
     // Every task attached before lost its writes with the abort: it joins again as it resumes.
@@ -266,7 +288,8 @@ export class ReplicaTransaction {
     await withDenialsNamed(
       this.asked({ topic: onTopics('Write', [...new Set(requests.flat().map((r) => r.topic))]) }),
       async () => {
-        for (const topicMessages of requests) await transaction.sendBatch({ topicMessages });
+        for (const topicMessages of requests)
+          this.journal.wrote(await transaction.sendBatch({ topicMessages }));
       },
     );
   }
@@ -291,6 +314,10 @@ export class ReplicaTransaction {
   private async current(): Promise<Transaction> {
     if (!this.producer) throw new Error(`the producer ${this.options.id} is not open`);
     this.transaction ??= await this.producer.transaction();
+    if (!this.journaled) {
+      this.journal.begin(this.producer.transactionalIdentity()?.producerEpoch);
+      this.journaled = true;
+    }
     return this.transaction;
   }
 }
