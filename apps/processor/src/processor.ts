@@ -25,7 +25,7 @@ import { GlobalTables } from './tables/global-tables';
 import { SourceTask } from './tasks/source-task';
 import type { PartitionMemory } from './tasks/committed-offset';
 import type { Task } from './tasks/task';
-import { ReplicaTransaction, replicaTransactionalId } from './tasks/replica-transaction';
+import { ReplicaTransactions } from './tasks/replica-transactions';
 import { taskFactory } from './tasks/task-factory';
 import { TaskManager } from './tasks/task-manager';
 
@@ -45,8 +45,8 @@ export class Processor {
   private readonly tasks: TaskManager;
   private readonly stats: StatsPublisher;
   private readonly startup: ReplicaStartup;
-  /** exactly_once_v2: the one transaction of every task. */
-  private readonly replicaTransaction: ReplicaTransaction | undefined;
+  /** exactly_once_v2: the transactions the tasks write in. */
+  private readonly replicaTransactions: ReplicaTransactions | undefined;
   private timers: NodeJS.Timeout[] = [];
   private state: State = 'created';
   private readonly newTask: (
@@ -148,12 +148,14 @@ export class Processor {
       definitions: this.definitions,
       logger,
     });
-    this.replicaTransaction =
+    this.replicaTransactions =
       config.processingGuarantee === 'exactly_once_v2'
-        ? new ReplicaTransaction({
+        ? new ReplicaTransactions({
             kafka: this.kafka,
             admin: this.admin,
-            id: replicaTransactionalId(config.consumerGroup, config.processorId),
+            group: config.consumerGroup,
+            processorId: config.processorId,
+            count: config.replicaTransactions,
             logger,
             // Kafka Streams' 10 s: how long a killed replica's open transaction holds the
             // partitions it wrote (their readers, and a task taking over), and twice the
@@ -174,7 +176,7 @@ export class Processor {
           commitMs: config.commitIntervalMs,
           quietMs: config.quietCommitIntervalMs,
         },
-        replicaTransaction: this.replicaTransaction,
+        replicaTransactions: this.replicaTransactions,
       },
       pipelines: this.pipelines,
       dlqTopic: this.topics.dlq,
@@ -230,7 +232,7 @@ export class Processor {
     await this.consumer.stop();
     await this.definitions.settled().catch(() => undefined);
     await this.tasks.closeAll();
-    await this.replicaTransaction?.close();
+    await this.replicaTransactions?.close();
     await this.stats.publish();
     await this.startup.stop();
     await this.tables.stop().catch(() => undefined);

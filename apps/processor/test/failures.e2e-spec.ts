@@ -4,7 +4,10 @@ import { dailyRevenueDefinition, generateOrders } from '@sluice/operators/testin
 import type { EventEnvelope } from '@sluice/contracts';
 import { sleep, until } from '@sluice/testing';
 
-import { PROCESSING_GUARANTEES } from '../src/config/processor-config';
+import {
+  DEFAULT_REPLICA_TRANSACTIONS,
+  PROCESSING_GUARANTEES,
+} from '../src/config/processor-config';
 import { replicaTransactionalId } from '../src/tasks/replica-transaction';
 import { canonical, reference, TestCluster } from './cluster';
 import type { LinearDefinition } from './cluster';
@@ -124,7 +127,8 @@ describe.each(PROCESSING_GUARANTEES)('replicas changing while events flow, %s', 
       { what: 'every record consumed' },
     );
     if (guarantee === 'exactly_once_v2') {
-      await cluster.fence(replicaTransactionalId(cluster.group, replica.id));
+      for (let index = 0; index < DEFAULT_REPLICA_TRANSACTIONS; index++)
+        await cluster.fence(replicaTransactionalId(cluster.group, replica.id, index));
     } else {
       for (let partition = 0; partition < cluster.partitions; partition++)
         await cluster.fence(`${cluster.group}.${cluster.source}.${partition}`);

@@ -22,6 +22,7 @@ export { ConfigurationError };
 const NAME = /^[a-zA-Z0-9._-]+$/;
 
 export const PROCESSING_GUARANTEES = ['exactly_once', 'exactly_once_v2'] as const;
+export const DEFAULT_REPLICA_TRANSACTIONS = 4;
 export type ProcessingGuarantee = (typeof PROCESSING_GUARANTEES)[number];
 
 export class ProcessorEnvironment extends ServiceEnvironment {
@@ -88,6 +89,17 @@ export class ProcessorEnvironment extends ServiceEnvironment {
   })
   PROCESSING_GUARANTEE: ProcessingGuarantee = 'exactly_once';
 
+  /**
+   * exactly_once_v2: how many transactions the replica runs at once, each with a producer of
+   * its own and a share of the tasks (docs/design.md §5).
+   */
+  @IsOptional()
+  @Transform(integer)
+  @IsInt({ message: 'REPLICA_TRANSACTIONS must be a whole number' })
+  @Min(1)
+  @Max(16, { message: 'REPLICA_TRANSACTIONS must be at most 16' })
+  REPLICA_TRANSACTIONS: number = DEFAULT_REPLICA_TRANSACTIONS;
+
   /** Partitions of a source topic the processor has to create because it does not exist. */
   @IsOptional()
   @Transform(integer)
@@ -128,6 +140,8 @@ export interface ProcessorConfig {
   /** At least commitIntervalMs. */
   quietCommitIntervalMs: number;
   processingGuarantee: ProcessingGuarantee;
+  /** exactly_once_v2: transactions at once per replica. */
+  replicaTransactions: number;
   sourcePartitions: number;
   statsIntervalMs: number;
   sessionTimeoutMs: number;
@@ -163,6 +177,7 @@ export function loadProcessorConfig(env: NodeJS.ProcessEnv = process.env): Proce
       parsed.QUIET_COMMIT_INTERVAL_MS ?? DEFAULT_QUIET_COMMIT_INTERVAL_MS,
     ),
     processingGuarantee: parsed.PROCESSING_GUARANTEE,
+    replicaTransactions: parsed.REPLICA_TRANSACTIONS,
     sourcePartitions: parsed.SOURCE_PARTITIONS,
     statsIntervalMs: parsed.STATS_INTERVAL_MS,
     sessionTimeoutMs: parsed.CONSUMER_SESSION_TIMEOUT_MS,

@@ -1,7 +1,7 @@
 // Exactly-once v2 (PROCESSING_GUARANTEE=exactly_once_v2, docs/design.md §5; Kafka Streams' one
-// producer per stream thread): every task of the replica writes into one transaction of one
-// producer, and one commit carries every task's offset. Its id `<group>.replica/<PROCESSOR_ID>`
-// fences the replica's predecessor at once when it restarts; another replica's tasks are kept
+// producer per stream thread): the tasks of one of the replica's transactions (replica-
+// transactions.ts) write into it with one producer, and one commit carries every one's offset.
+// Its id `<group>.replica/<PROCESSOR_ID>/<n>` fences the replica's predecessor at once when it restarts; another replica's tasks are kept
 // out by the group instead (each offset commit names the generation, and the coordinator
 // refuses an ended one), and a dead replica's open transaction ends at the transaction
 // timeout, which a task taking over waits out on the broker's answers (the committed offset
@@ -29,9 +29,9 @@ import { TransactionJournal } from './transaction-journal';
 /** About what one task's batch sends: the measure of `backlog` for records waiting. */
 const RECORDS_PER_CALL = 2_000;
 
-export function replicaTransactionalId(group: string, processorId: string): string {
+export function replicaTransactionalId(group: string, processorId: string, index: number): string {
   // `/` is in no topic name, so this is never a task's id (`<group>.<topic>.<partition>`).
-  return `${group}.replica/${processorId}`;
+  return `${group}.replica/${processorId}/${index}`;
 }
 
 /**

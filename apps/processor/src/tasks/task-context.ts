@@ -3,7 +3,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import type { ProcessorMetrics } from '../observability/processor-metrics';
-import type { ReplicaTransaction } from './replica-transaction';
+import type { ReplicaTransactions } from './replica-transactions';
 import type { CommitIntervals } from './task-output';
 
 export interface TaskContext {
@@ -15,6 +15,6 @@ export interface TaskContext {
   logger: Logger;
   metrics: ProcessorMetrics;
   commitIntervals: CommitIntervals;
-  /** PROCESSING_GUARANTEE=exactly_once_v2: the one transaction every task writes in. */
-  replicaTransaction?: ReplicaTransaction | undefined;
+  /** PROCESSING_GUARANTEE=exactly_once_v2: the replica's transactions the tasks write in. */
+  replicaTransactions?: ReplicaTransactions | undefined;
 }

@@ -62,9 +62,9 @@ export abstract class Task extends TaskKind {
     this.key = `${topic}/${partition}`;
     this.logger = context.logger.child({ topic, partition });
     this.lifecycle = new TaskLifecycle(this.key);
-    // exactly_once_v2: the replica's transaction, committed for every task at once;
+    // exactly_once_v2: one of the replica's transactions, committed for all its tasks at once;
     // exactly_once: a producer of the task's own.
-    const own = context.replicaTransaction
+    const own = context.replicaTransactions
       ? undefined
       : new TaskProducer(
           context.kafka,
@@ -74,7 +74,7 @@ export abstract class Task extends TaskKind {
           (seconds) => context.metrics.commitSeconds.observe(seconds),
         );
     this.producer =
-      own ?? context.replicaTransaction!.forTask(this.key, () => this.handOverToReplicaCommit());
+      own ?? context.replicaTransactions!.forTask(this.key, () => this.handOverToReplicaCommit());
     this.output = new TaskOutput(this.producer, context.commitIntervals, {
       groupId: context.consumerGroup,
       topic,
