@@ -1,11 +1,12 @@
 // Exactly-once v2 (PROCESSING_GUARANTEE=exactly_once_v2, docs/design.md §5; Kafka Streams' one
 // producer per stream thread): the tasks of one of the replica's transactions (replica-
 // transactions.ts) write into it with one producer, and one commit carries every one's offset.
-// Its id `<group>.replica/<PROCESSOR_ID>/<n>` fences the replica's predecessor at once when it restarts; another replica's tasks are kept
-// out by the group instead (each offset commit names the generation, and the coordinator
-// refuses an ended one), and a dead replica's open transaction ends at the transaction
-// timeout, which a task taking over waits out on the broker's answers (the committed offset
-// read with require_stable, the changelog read to its stable end).
+// Its id `<group>.replica/<PROCESSOR_ID>/<n>` fences the replica's predecessor at once when it
+// restarts; another replica's tasks are kept out by the group instead (each offset commit names
+// the generation, and the coordinator refuses an ended one), and a dead replica's open
+// transaction ends at the transaction timeout, which a task taking over waits out on the
+// broker's answers (the committed offset read with require_stable, the changelog read to its
+// stable end).
 //
 // A commit takes every running task's position at one instant: `commitAll` asks each task, in
 // one synchronous pass, to hand over what it has handled, and seals the transaction there.
