@@ -387,7 +387,7 @@ export class ReplicaTaskProducer implements TaskTransactions {
 
   /** Writes of this task that no commit covers cannot stay in the transaction: it aborts. */
   private abandonUncommitted(): void {
-    if (this.uncommittedWrites && this.error === undefined)
+    if (this.hasUncommittedWrites)
       this.replica.fail(
         new TransactionAbortedError(`${this.key} left writes its offset does not cover`),
         this,
