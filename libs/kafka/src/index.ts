@@ -34,6 +34,8 @@ export {
   endWithMarker,
   findOpenTransactions,
   findPendingOffsetCommits,
+  MarkersUnderWayError,
+  transactionEnded,
   transactionOutcome,
 } from './open-transactions';
 export type { OpenTransaction, TopicPartitions, TransactionOutcome } from './open-transactions';

@@ -2,6 +2,7 @@
 // on the real broker: an open transaction is found where its first record is, a marker written
 // by a client ends it as its coordinator's would, on a data partition and on the group's offsets
 // partition alike, and the marker after a transaction's first record tells how it ended.
+// DescribeTransactions: a coordinator's state of a transactional id, once its markers are out.
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Admin, Kafka, Producer, Transaction } from 'kafkajs';
 
@@ -14,6 +15,7 @@ import {
   findOpenTransactions,
   findPendingOffsetCommits,
   isUnstableOffsetCommit,
+  transactionEnded,
   transactionOutcome,
 } from './index';
 import type { OpenTransaction } from './index';
@@ -159,5 +161,38 @@ describe('open transactions, found and ended with a marker', () => {
     expect(await outcome(open.firstOffset)).toBe('abort');
     // The first transaction of `other`'s producer, committed before either opened.
     expect(await outcome('0')).toBe('commit');
+  });
+
+  it("answers a transactional id's state once its coordinator has ended the transaction", async () => {
+    const topic = uniqueName('open-txn.state');
+    await ensureTopics(admin, [{ topic, numPartitions: 2 }]);
+    const transactionalId = uniqueName('open-txn.described');
+    const producer = kafka.producer({
+      transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    producers.push(producer);
+    await producer.connect();
+    const transaction = await producer.transaction();
+    await transaction.send({ topic, messages: [{ key: 'k', value: 'v', partition: 1 }] });
+    const ongoing = await admin.describeTransaction({ transactionalId });
+    expect(ongoing).toMatchObject({
+      transactionState: 'Ongoing',
+      producerId: producer.transactionalIdentity()!.producerId,
+      topics: [{ topic, partitions: [1] }],
+    });
+    await transaction.commit();
+    // Once it answers, the commit's marker is on the partition: nothing is left open there.
+    expect(await transactionEnded(admin, transactionalId)).toBe('CompleteCommit');
+    expect(await openOn(topic)).toEqual([]);
+
+    const aborted = await producer.transaction();
+    await aborted.send({ topic, messages: [{ key: 'k', value: 'v', partition: 0 }] });
+    await aborted.abort();
+    expect(await transactionEnded(admin, transactionalId)).toBe('CompleteAbort');
+    // An id its coordinator never saw has no state, and no transaction to wait for.
+    expect(await transactionEnded(admin, uniqueName('open-txn.unknown'))).toBe('');
   });
 });

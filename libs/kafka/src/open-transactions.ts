@@ -7,7 +7,7 @@
 import type { Admin } from 'kafkajs';
 
 import { onTopics, withDenialsNamed } from './access/authorization-denials';
-import { retryRetriable } from './retry';
+import { isRetriable, retryBroker, retryRetriable } from './retry';
 
 export interface TopicPartitions {
   topic: string;
@@ -53,6 +53,37 @@ export async function findOpenTransactions(
         coordinatorEpoch: producer.coordinatorEpoch,
         startOffset: producer.currentTxnStartOffset,
       })),
+  );
+}
+
+/** A coordinator in these states is still writing the markers that end a transaction. */
+const MARKERS_UNDER_WAY = new Set(['PrepareCommit', 'PrepareAbort', 'PrepareEpochFence']);
+
+/** The coordinator was still writing a transaction's markers when last asked. */
+export class MarkersUnderWayError extends Error {
+  override readonly name = 'MarkersUnderWayError';
+}
+
+/**
+ * Resolves, with the coordinator's state of `transactionalId` (DescribeTransactions, which
+ * patches/kafkajs+2.2.4.patch adds), once it has ended the id's last transaction: every
+ * marker of it written, or given up on (a dropped marker: README, Known issues). Asked again
+ * under BROKER_RETRY while the markers are under way; past that, MarkersUnderWayError.
+ */
+export async function transactionEnded(admin: Admin, transactionalId: string): Promise<string> {
+  const asked = { 'transactional id': `Describe on transactional id ${transactionalId}` };
+  return retryBroker(
+    async () => {
+      const state = await withDenialsNamed(asked, () =>
+        admin.describeTransaction({ transactionalId }),
+      );
+      if (MARKERS_UNDER_WAY.has(state.transactionState))
+        throw new MarkersUnderWayError(
+          `${transactionalId}: its coordinator is still ending its transaction (${state.transactionState})`,
+        );
+      return state.transactionState;
+    },
+    { shouldRetry: (error) => error instanceof MarkersUnderWayError || isRetriable(error) },
   );
 }
 

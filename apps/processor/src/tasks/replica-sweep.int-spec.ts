@@ -3,7 +3,8 @@
 // Known issues). A client cannot make a coordinator drop a marker, so the open transaction here
 // is a stand-in's (another transactional id, which the reopening leaves alone), and the
 // replica's journal is told that the replica wrote it: what the replica then does is the same
-// as for its own (dropped-marker.int-spec.ts does this for a task's producer).
+// as for its own (dropped-marker.int-spec.ts does this for a task's producer). The same check
+// runs after every commit the coordinator acknowledges, before the next transaction writes.
 import { logLevel, Partitioners } from 'kafkajs';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import pino from 'pino';
@@ -122,5 +123,41 @@ describe("the replica's own transaction left open after its producer is opened a
     const refused = replicaWith(journal).ready();
     await expect(refused).rejects.toThrow(HangingCommitError);
     await expect(refused).rejects.toThrow(`on ${key} an ABORT`);
+  }, 60_000);
+
+  it('after each acknowledged commit, ends its span still open before the next transaction writes there', async () => {
+    const { topic, start, finish } = await openSpan();
+    // The commit about to be acknowledged wrote there and its marker was dropped: the journal
+    // is told so as the acknowledgement comes.
+    class DroppedMarkerJournal extends TransactionJournal {
+      override acknowledged(): void {
+        this.unacknowledged?.firstOffsets.set(partitionKey(topic, 0), start);
+        super.acknowledged();
+      }
+    }
+    const replica = replicaWith(new DroppedMarkerJournal());
+    const share = replica.forTask('t', () => undefined);
+    await share.fence();
+    const record = (value: string) => [[{ topic, messages: [{ value, partition: 0 }] }]];
+    share.send(record('committed'));
+    let committed = false;
+    share.commit(undefined, () => (committed = true));
+    share.send(record('next transaction')); // queued behind the commit and its check
+    await share.idle();
+    expect(share.error).toBeUndefined();
+    expect(committed).toBe(true);
+
+    expect(await transactionOutcome(admin, { topic, partition: 0, startOffset: start })).toBe(
+      'commit',
+    );
+    const { records } = await admin.fetchPartitionRecords({ topic, partition: 0, offset: start });
+    const standInId = records[0]!.producerId;
+    const marker = records.find((r) => r.isControlRecord && r.producerId === standInId)!;
+    const next = records.filter((r) => !r.isControlRecord && r.producerId !== standInId).at(-1)!;
+    expect(BigInt(next.offset)).toBeGreaterThan(BigInt(marker.offset));
+    // The next transaction's record is open; nothing before it is.
+    const [end] = await fetchPartitionEnds(admin, topic);
+    expect(end!.stable).toBe(next.offset);
+    await finish();
   }, 60_000);
 });

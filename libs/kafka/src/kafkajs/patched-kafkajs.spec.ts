@@ -34,7 +34,7 @@ describe('assertPatchedKafkajs', () => {
     const unpatched = { version: '2.2.4', patches: undefined, offsetFetchVersions: ['1', '4'] };
     expect(() => assertPatchedKafkajs(unpatched)).toThrow(UnpatchedKafkajsError);
     expect(() => assertPatchedKafkajs(unpatched)).toThrow(
-      /kafkajs lacks the patch \(read-committed-filter, .*describe-producers-write-txn-markers, authorization-errors, deleted-target-topics, linear-partition-grouping, fetch-partition-records, transactional-identity, remembered-coordinators, single-copy-produce, txn-offset-commit-generation, before-rejoin-hook\); kafkajs has no OffsetFetch v7.*run `npm ci`/,
+      /kafkajs lacks the patch \(read-committed-filter, .*describe-producers-write-txn-markers, authorization-errors, deleted-target-topics, linear-partition-grouping, fetch-partition-records, transactional-identity, remembered-coordinators, single-copy-produce, txn-offset-commit-generation, before-rejoin-hook, describe-transactions\); kafkajs has no OffsetFetch v7.*run `npm ci`/,
     );
   });
 
@@ -43,7 +43,7 @@ describe('assertPatchedKafkajs', () => {
       'kafkajs is 2.2.5, not 2.2.4',
     ]);
     expect(kafkajsPatchProblems({ ...patched, patches: ['read-committed-filter'] })).toEqual([
-      'kafkajs lacks the patch (fast-record-decoder, fast-record-encoder, offset-fetch-require-stable, list-offsets-isolation-level, coordinator-retries, send-retry-per-partition, describe-producers-write-txn-markers, authorization-errors, deleted-target-topics, linear-partition-grouping, fetch-partition-records, transactional-identity, remembered-coordinators, single-copy-produce, txn-offset-commit-generation, before-rejoin-hook)',
+      'kafkajs lacks the patch (fast-record-decoder, fast-record-encoder, offset-fetch-require-stable, list-offsets-isolation-level, coordinator-retries, send-retry-per-partition, describe-producers-write-txn-markers, authorization-errors, deleted-target-topics, linear-partition-grouping, fetch-partition-records, transactional-identity, remembered-coordinators, single-copy-produce, txn-offset-commit-generation, before-rejoin-hook, describe-transactions)',
     ]);
     expect(kafkajsPatchProblems(patched)).toEqual([]);
   });

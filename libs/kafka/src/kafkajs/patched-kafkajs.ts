@@ -22,7 +22,9 @@
 //   a member a rebalance replaced: the fence of exactly-once v2 (KIP-447);
 // - `run`'s `beforeRejoin` is awaited when a rebalance starts, before the member rejoins: the
 //   last moment a commit under the ending generation is accepted (the Java consumer's
-//   onPartitionsRevoked, which kafkajs lacks).
+//   onPartitionsRevoked, which kafkajs lacks);
+// - DescribeTransactions, so a replica can ask its coordinator whether the markers of the
+//   commit it was just answered are written before its next transaction writes.
 // This module is the one place that reaches into kafkajs' sources, and it refuses to go on
 // with a kafkajs that lacks the patch.
 import { createRequire } from 'node:module';
@@ -48,6 +50,7 @@ export const REQUIRED_PATCHES = [
   'single-copy-produce',
   'txn-offset-commit-generation',
   'before-rejoin-hook',
+  'describe-transactions',
 ] as const;
 
 export const KAFKAJS_VERSION = '2.2.4';
