@@ -35,6 +35,7 @@ export {
   findOpenTransactions,
   findPendingOffsetCommits,
   MarkersUnderWayError,
+  offsetsPartitionOf,
   transactionEnded,
   transactionOutcome,
 } from './open-transactions';

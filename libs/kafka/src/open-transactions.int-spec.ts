@@ -137,6 +137,8 @@ describe('open transactions, found and ended with a marker', () => {
     const pending = await findPendingOffsetCommits(admin, data!.producerId);
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ topic: '__consumer_offsets', producerId: data!.producerId });
+    // Asked of the group's own partition only, as the broker places the group.
+    expect(await findPendingOffsetCommits(admin, data!.producerId, [group])).toEqual(pending);
 
     for (const open of [data!, ...pending]) await endWithMarker(admin, open, true);
     expect((await fetchStableOffset(admin, group, source, 0, undefined, false))?.offset).toBe('42');

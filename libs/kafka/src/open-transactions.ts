@@ -92,18 +92,34 @@ export const OFFSETS_TOPIC = '__consumer_offsets';
 
 /**
  * The transactions of `producerId` open on the offsets topic: its offset commits still pending
- * there, on the partition of each group it committed to.
+ * there, on the partition of each group it committed to (of `groupIds`' partitions only, when
+ * given; else of every partition).
  */
 export async function findPendingOffsetCommits(
   admin: Admin,
   producerId: string,
+  groupIds?: readonly string[],
 ): Promise<OpenTransaction[]> {
   const { topics } = await withDenialsNamed({ topic: onTopics('Describe', [OFFSETS_TOPIC]) }, () =>
     retryRetriable(() => admin.fetchTopicMetadata({ topics: [OFFSETS_TOPIC] })),
   );
-  const partitions = topics[0]?.partitions.map((p) => p.partitionId) ?? [];
+  const all = topics[0]?.partitions.map((p) => p.partitionId) ?? [];
+  const partitions = groupIds
+    ? [...new Set(groupIds.map((groupId) => offsetsPartitionOf(groupId, all.length)))]
+    : all;
   const open = await findOpenTransactions(admin, [{ topic: OFFSETS_TOPIC, partitions }]);
   return open.filter((transaction) => transaction.producerId === producerId);
+}
+
+/**
+ * The offsets topic's partition that holds `groupId`'s commits, as the broker places it:
+ * `Utils.abs(groupId.hashCode()) % partitions`, with Java's String hash over UTF-16 units.
+ */
+export function offsetsPartitionOf(groupId: string, partitions: number): number {
+  let hash = 0;
+  for (let i = 0; i < groupId.length; i++) hash = (Math.imul(31, hash) + groupId.charCodeAt(i)) | 0;
+  // Kafka's Utils.abs: Math.abs, except that the one int without a positive twin maps to 0.
+  return (hash === -0x80000000 ? 0 : Math.abs(hash)) % partitions;
 }
 
 /**

@@ -29,8 +29,10 @@ export async function endOpenTransactions(options: {
   committed: string | undefined;
   taskKey: string;
   logger: Logger;
+  /** When the partitions are asked: after the fence (the default), or after a commit. */
+  checked?: 'after the fence' | 'after its commit';
 }): Promise<void> {
-  const { admin, journal, committed, taskKey, logger } = options;
+  const { admin, journal, committed, taskKey, logger, checked = 'after the fence' } = options;
   const written = journal.writtenPartitions();
   if (written.length === 0) return;
   for (const transaction of await findOpenTransactions(admin, written)) {
@@ -39,7 +41,7 @@ export async function endOpenTransactions(options: {
     if (decision.kind === 'not-ours') continue;
     if (decision.kind === 'unknown') {
       throw new HangingCommitError(
-        `${taskKey}: a transaction of this task is open on ${key} from offset ${transaction.startOffset} after the fence, and ${decision.reason}. Settle it with kafka-transactions (find-hanging, then abort) once its outcome is known`,
+        `${taskKey}: a transaction of this task is open on ${key} from offset ${transaction.startOffset} ${checked}, and ${decision.reason}. Settle it with kafka-transactions (find-hanging, then abort) once its outcome is known`,
       );
     }
     logger.warn(
@@ -48,8 +50,9 @@ export async function endOpenTransactions(options: {
         start_offset: transaction.startOffset,
         marker: decision.kind,
         reason: decision.reason,
+        checked,
       },
-      'after fencing, a transaction of this task is still open on a partition it wrote (its coordinator never wrote the marker there); ending it as it was decided',
+      'a transaction of this task is still open on a partition it wrote (its coordinator never wrote the marker there); ending it as it was decided',
     );
     await endWithMarker(admin, transaction, decision.kind === 'commit');
   }

@@ -125,11 +125,30 @@ class FakeTask {
   }
 }
 
+/**
+ * The broker as a commit's check asks it (replica-sweep.int-spec.ts has the real one): every
+ * commit's markers written, nothing left open on any partition.
+ */
+const settledAdmin = {
+  describeTransaction: async () => ({ transactionState: 'CompleteCommit' }),
+  fetchTopicMetadata: async () => ({
+    topics: [{ partitions: Array.from({ length: 50 }, (_, partitionId) => ({ partitionId })) }],
+  }),
+  listTopics: async () => ['__consumer_offsets'],
+  describeProducers: async ({
+    topics,
+  }: {
+    topics: Array<{ topic: string; partitions: number[] }>;
+  }) =>
+    topics.flatMap(({ topic, partitions }) =>
+      partitions.map((partition) => ({ topic, partition, activeProducers: [] })),
+    ),
+} as unknown as Admin;
+
 function replicaOn(kafka: Kafka) {
   return new ReplicaTransaction({
     kafka,
-    // Never asked here: the stand-in's writes answer no offsets, so no sweep has partitions.
-    admin: {} as Admin,
+    admin: settledAdmin,
     id: 'g.replica/r0',
     logger: pino({ level: 'silent' }),
     transactionTimeoutMs: 10_000,

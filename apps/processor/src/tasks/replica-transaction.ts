@@ -18,6 +18,8 @@ import type { Admin, Kafka, PartitionOffset, Producer, TopicMessages, Transactio
 import type { Logger } from 'pino';
 
 import {
+  endWithMarker,
+  findPendingOffsetCommits,
   KAFKAJS_BROKER_RETRY,
   KeyPartitioner,
   onTopics,
@@ -227,7 +229,7 @@ export class ReplicaTransaction {
       this.journaled = false;
       this.options.onCommitSeconds?.(Number(process.hrtime.bigint() - started) / 1e9);
       for (const committed of open.onCommitted) committed();
-      await this.closeCommittedSpans();
+      await this.closeCommittedSpans(open.offsets.map((offset) => offset.groupId));
     }, offsetsAsked(open.offsets));
   }
 
@@ -284,15 +286,19 @@ export class ReplicaTransaction {
 
   /**
    * Before the next transaction writes anything, makes sure the commit just acknowledged closed
-   * its records on every partition it wrote. A marker its coordinator dropped (a broker going
-   * down: README, Known issues) leaves that span open; the next transaction's records there
-   * would join it, and an abort of that one would end the acknowledged records too, which no
-   * marker mends. Asked of the broker, not waited for: the coordinator's state of this id until
-   * its markers are no longer under way, then each written partition's open transactions; one
-   * the journal places at this commit's start there is ended with COMMIT, as it was decided.
+   * its records on every partition it wrote, and its offset commits on the groups' offsets
+   * partitions. A marker its coordinator dropped (a broker going down: README, Known issues)
+   * leaves that span open; the next transaction's records or offsets there would join it, and
+   * an abort of that one would end the acknowledged ones too, which no marker mends. Asked of
+   * the broker, not waited for: the coordinator's state of this id until its markers are no
+   * longer under way, then the open transactions of each partition the commit wrote. One there
+   * that the journal places at this commit's start, or on an offsets partition of this
+   * producer's epoch (it commits every transaction it does not fail), is ended with COMMIT, as
+   * it was decided.
    */
-  private async closeCommittedSpans(): Promise<void> {
-    if (this.journal.writtenPartitions().length === 0) return;
+  private async closeCommittedSpans(groupIds: string[]): Promise<void> {
+    const identity = this.producer?.transactionalIdentity();
+    if (this.journal.writtenPartitions().length === 0 && groupIds.length === 0) return;
     const { admin, id, logger } = this.options;
     await transactionEnded(admin, id);
     await endOpenTransactions({
@@ -301,7 +307,19 @@ export class ReplicaTransaction {
       committed: undefined,
       taskKey: id,
       logger,
+      checked: 'after its commit',
     });
+    if (identity === undefined || groupIds.length === 0) return;
+    const pending = await findPendingOffsetCommits(admin, identity.producerId, [
+      ...new Set(groupIds),
+    ]);
+    for (const commit of pending.filter((p) => p.producerEpoch === identity.producerEpoch)) {
+      logger.warn(
+        { partition: commit.partition, start_offset: commit.startOffset },
+        "the replica's acknowledged offset commit is still open on the offsets partition (its coordinator never wrote the marker there); ending it with COMMIT",
+      );
+      await endWithMarker(admin, commit, true);
+    }
   }
 
   private async disconnect(): Promise<void> {
