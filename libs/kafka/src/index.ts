@@ -35,7 +35,9 @@ export {
   findOpenTransactions,
   findPendingOffsetCommits,
   MarkersUnderWayError,
+  OFFSETS_TOPIC,
   offsetsPartitionOf,
+  transactionBegunBy,
   transactionEnded,
   transactionOutcome,
 } from './open-transactions';

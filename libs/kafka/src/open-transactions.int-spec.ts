@@ -15,6 +15,7 @@ import {
   findOpenTransactions,
   findPendingOffsetCommits,
   isUnstableOffsetCommit,
+  transactionBegunBy,
   transactionEnded,
   transactionOutcome,
 } from './index';
@@ -155,6 +156,10 @@ describe('open transactions, found and ended with a marker', () => {
     const other = await openTransaction(topic, 2);
     const open = await openTransaction(topic, 2);
     expect(await outcome(open.firstOffset)).toBe('open');
+    const [found] = (await openOn(topic)).filter((t) => t.startOffset === open.firstOffset);
+    expect(
+      await transactionBegunBy(admin, { topic, partition: 0, startOffset: open.firstOffset }),
+    ).toEqual({ producerId: found!.producerId, producerEpoch: found!.producerEpoch });
     await other.transaction.commit();
     expect(await outcome(open.firstOffset)).toBe('open'); // the other producer's COMMIT
     expect(await outcome(other.firstOffset)).toBe('commit');

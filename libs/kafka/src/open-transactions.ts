@@ -152,6 +152,22 @@ export async function endWithMarker(
 }
 
 /**
+ * The producer id and epoch that wrote the record at `startOffset` of a partition (the first
+ * record of a transaction there: the epoch it began in), or undefined when that record is gone.
+ */
+export async function transactionBegunBy(
+  admin: Admin,
+  at: { topic: string; partition: number; startOffset: string },
+): Promise<{ producerId: string; producerEpoch: number } | undefined> {
+  const { topic, partition, startOffset } = at;
+  const { records } = await withDenialsNamed({ topic: onTopics('Read', [topic]) }, () =>
+    retryRetriable(() => admin.fetchPartitionRecords({ topic, partition, offset: startOffset })),
+  );
+  const first = records.find((record) => record.offset === startOffset);
+  return first && { producerId: first.producerId, producerEpoch: first.producerEpoch };
+}
+
+/**
  * How a transaction ended on one partition: its producer's first marker after its first record
  * there, COMMIT or ABORT; `open` while none is written up to the high watermark; `unknown` when
  * the record at `startOffset` is not there to name the producer (compacted or past retention).

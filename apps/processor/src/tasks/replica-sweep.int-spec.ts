@@ -13,6 +13,7 @@ import {
   createKafka,
   ensureTopics,
   fetchPartitionEnds,
+  fetchStableOffset,
   findOpenTransactions,
   transactionOutcome,
 } from '@sluice/kafka';
@@ -159,5 +160,44 @@ describe("the replica's own transaction left open after its producer is opened a
     const [end] = await fetchPartitionEnds(admin, topic);
     expect(end!.stable).toBe(next.offset);
     await finish();
+  }, 60_000);
+
+  it("after a commit, leaves another producer's pending offset commit of the group alone", async () => {
+    // The group answers that a commit of the partition is pending (require_stable); its
+    // offsets partition shows it is not this replica's, so no marker is written for it.
+    const group = uniqueName('replica-sweep.group');
+    const source = uniqueName('replica-sweep.source');
+    await ensureTopics(admin, [{ topic: source, numPartitions: 1 }]);
+    const standIn = kafka.producer({
+      transactionalId: uniqueName('replica-sweep.offsets-stand-in'),
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    producers.push(standIn);
+    await standIn.connect();
+    const pending = await standIn.transaction();
+    await pending.sendOffsets({
+      consumerGroupId: group,
+      topics: [{ topic: source, partitions: [{ partition: 0, offset: '7' }] }],
+    });
+
+    const replica = replicaWith(new TransactionJournal());
+    const share = replica.forTask('t', () => undefined);
+    await share.fence();
+    let committed = false;
+    share.commit(
+      { groupId: group, topic: source, partition: 0, offset: '5', metadata: undefined },
+      () => (committed = true),
+    );
+    await share.idle();
+    expect(share.error).toBeUndefined();
+    expect(committed).toBe(true);
+    expect(
+      await fetchStableOffset(admin, group, source, 0, undefined, false).catch((e) => e),
+    ).toMatchObject({
+      type: 'UNSTABLE_OFFSET_COMMIT',
+    });
+    await pending.abort();
+    expect((await fetchStableOffset(admin, group, source, 0))?.offset).toBe('5');
   }, 60_000);
 });

@@ -131,10 +131,8 @@ class FakeTask {
  */
 const settledAdmin = {
   describeTransaction: async () => ({ transactionState: 'CompleteCommit' }),
-  fetchTopicMetadata: async () => ({
-    topics: [{ partitions: Array.from({ length: 50 }, (_, partitionId) => ({ partitionId })) }],
-  }),
-  listTopics: async () => ['__consumer_offsets'],
+  fetchOffsets: async () => [],
+  listTopics: async () => [],
   describeProducers: async ({
     topics,
   }: {

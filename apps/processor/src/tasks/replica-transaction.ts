@@ -20,15 +20,20 @@ import type { Logger } from 'pino';
 import {
   endWithMarker,
   findPendingOffsetCommits,
+  isRetriable,
+  isUnstableOffsetCommit,
   KAFKAJS_BROKER_RETRY,
   KeyPartitioner,
+  OFFSETS_TOPIC,
   onTopics,
+  retryBroker,
+  transactionBegunBy,
   transactionEnded,
   withDenialsNamed,
 } from '@sluice/kafka';
 import type { AskedFor } from '@sluice/kafka';
 
-import { endOpenTransactions } from './open-transactions';
+import { endOpenTransactions, HangingCommitError } from './open-transactions';
 import { RecordCollector } from './record-collector';
 import { settleOwnTransactions } from './replica-sweep';
 import { TaskMigratedError } from './task-errors';
@@ -38,6 +43,9 @@ import { TransactionJournal } from './transaction-journal';
 
 /** About what one task's batch sends: the measure of `backlog` for records waiting. */
 const RECORDS_PER_CALL = 2_000;
+
+/** UNSTABLE_OFFSET_COMMIT answers (10 ms doubling: some 150 ms) before a pending commit is sought. */
+const UNSTABLE_ASKS = 5;
 
 export function replicaTransactionalId(group: string, processorId: string, index: number): string {
   // `/` is in no topic name, so this is never a task's id (`<group>.<topic>.<partition>`).
@@ -229,7 +237,7 @@ export class ReplicaTransaction {
       this.journaled = false;
       this.options.onCommitSeconds?.(Number(process.hrtime.bigint() - started) / 1e9);
       for (const committed of open.onCommitted) committed();
-      await this.closeCommittedSpans(open.offsets.map((offset) => offset.groupId));
+      await this.closeCommittedSpans(open.offsets);
     }, offsetsAsked(open.offsets));
   }
 
@@ -286,19 +294,17 @@ export class ReplicaTransaction {
 
   /**
    * Before the next transaction writes anything, makes sure the commit just acknowledged closed
-   * its records on every partition it wrote, and its offset commits on the groups' offsets
-   * partitions. A marker its coordinator dropped (a broker going down: README, Known issues)
-   * leaves that span open; the next transaction's records or offsets there would join it, and
-   * an abort of that one would end the acknowledged ones too, which no marker mends. Asked of
-   * the broker, not waited for: the coordinator's state of this id until its markers are no
-   * longer under way, then the open transactions of each partition the commit wrote. One there
-   * that the journal places at this commit's start, or on an offsets partition of this
-   * producer's epoch (it commits every transaction it does not fail), is ended with COMMIT, as
-   * it was decided.
+   * its records on every partition it wrote, and its offset commits. A marker its coordinator
+   * dropped (a broker going down: README, Known issues) leaves that span open; the next
+   * transaction's records or offsets there would join it, and an abort of that one would end
+   * the acknowledged ones too, which no marker mends. Asked of the broker, not waited for: the
+   * coordinator's state of this id until its markers are no longer under way; then the open
+   * transactions of each partition the commit wrote, where one the journal places at the
+   * commit's start is ended with COMMIT, as it was decided; then each group, whether an offset
+   * commit is still pending for the commit's partitions (offsetCommitsLeftOpen).
    */
-  private async closeCommittedSpans(groupIds: string[]): Promise<void> {
-    const identity = this.producer?.transactionalIdentity();
-    if (this.journal.writtenPartitions().length === 0 && groupIds.length === 0) return;
+  private async closeCommittedSpans(offsets: OffsetToCommit[]): Promise<void> {
+    if (this.journal.writtenPartitions().length === 0 && offsets.length === 0) return;
     const { admin, id, logger } = this.options;
     await transactionEnded(admin, id);
     await endOpenTransactions({
@@ -309,16 +315,44 @@ export class ReplicaTransaction {
       logger,
       checked: 'after its commit',
     });
-    if (identity === undefined || groupIds.length === 0) return;
-    const pending = await findPendingOffsetCommits(admin, identity.producerId, [
-      ...new Set(groupIds),
-    ]);
-    for (const commit of pending.filter((p) => p.producerEpoch === identity.producerEpoch)) {
-      logger.warn(
-        { partition: commit.partition, start_offset: commit.startOffset },
-        "the replica's acknowledged offset commit is still open on the offsets partition (its coordinator never wrote the marker there); ending it with COMMIT",
+    await this.endOffsetCommitsLeftOpen(offsets);
+  }
+
+  /**
+   * The group answers whether a commit of the offsets is still pending (OffsetFetch with
+   * require_stable: the group's own grant), asked a few times, as a group coordinator may apply
+   * a marker just after the transaction's coordinator has counted it written. Only while one
+   * is, the group's offsets partition is asked which (DescribeProducers, then the record where
+   * it begins: an optional grant on `__consumer_offsets`). One of this producer that began in
+   * its current epoch is the commit just acknowledged, since an epoch commits every transaction
+   * it does not fail, and is ended with COMMIT. One begun in an earlier epoch cannot be told
+   * from an aborted one here: the replica refuses to go on, naming it.
+   */
+  private async endOffsetCommitsLeftOpen(offsets: OffsetToCommit[]): Promise<void> {
+    const identity = this.producer?.transactionalIdentity();
+    if (identity === undefined) return;
+    const { admin, id, logger } = this.options;
+    const asked = {
+      topic: `Read and Describe on topic ${OFFSETS_TOPIC} (an optional grant: README, ACLs), to end this replica's offset commit whose marker its coordinator dropped`,
+    };
+    for (const [groupId, topics] of byGroup(offsets)) {
+      if (!(await offsetCommitPending(admin, groupId, topics))) continue;
+      const open = await withDenialsNamed(asked, () =>
+        findPendingOffsetCommits(admin, identity.producerId, [groupId]),
       );
-      await endWithMarker(admin, commit, true);
+      for (const commit of open) {
+        const begun = await withDenialsNamed(asked, () => transactionBegunBy(admin, commit));
+        const where = `${commit.topic}/${commit.partition} from offset ${commit.startOffset}`;
+        if (begun?.producerEpoch !== identity.producerEpoch)
+          throw new HangingCommitError(
+            `${id}: an offset commit of this replica is pending on ${where}, begun at producer epoch ${begun?.producerEpoch ?? 'unknown'}, not the current ${identity.producerEpoch}: whether it was committed cannot be told here. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+          );
+        logger.warn(
+          { group: groupId, partition: commit.partition, start_offset: commit.startOffset },
+          "the replica's acknowledged offset commit is still pending on the offsets partition (its coordinator never wrote the marker there); ending it with COMMIT",
+        );
+        await endWithMarker(admin, commit, true);
+      }
     }
   }
 
@@ -452,6 +486,42 @@ function byMember(offsets: OffsetToCommit[]): OffsetToCommit[][] {
     groups.set(key, [...(groups.get(key) ?? []), offset]);
   }
   return [...groups.values()];
+}
+
+/** Whether the group holds a commit of `topics`' partitions still pending after a few asks. */
+async function offsetCommitPending(
+  admin: Admin,
+  groupId: string,
+  topics: Array<{ topic: string; partitions: number[] }>,
+): Promise<boolean> {
+  let unstable = 0;
+  return retryBroker(() => admin.fetchOffsets({ groupId, topics, requireStable: true }), {
+    shouldRetry: (error) =>
+      isRetriable(error) && (!isUnstableOffsetCommit(error) || ++unstable < UNSTABLE_ASKS),
+  }).then(
+    () => false,
+    (error: unknown) => {
+      if (isUnstableOffsetCommit(error)) return true;
+      throw error;
+    },
+  );
+}
+
+/** The offsets' partitions by group, as OffsetFetch asks for them. */
+function byGroup(offsets: OffsetToCommit[]) {
+  const groups = new Map<string, OffsetToCommit[]>();
+  for (const offset of offsets)
+    groups.set(offset.groupId, [...(groups.get(offset.groupId) ?? []), offset]);
+  return [...groups].map(
+    ([groupId, own]) =>
+      [
+        groupId,
+        byTopic(own).map(({ topic, partitions }) => ({
+          topic,
+          partitions: partitions.map((p) => p.partition),
+        })),
+      ] as const,
+  );
 }
 
 function byTopic(offsets: OffsetToCommit[]) {

@@ -105,6 +105,14 @@ export function processorAcls(names: InstallationNames): AclGrant[] {
       ),
       optional: true,
     },
+    {
+      ...allow(
+        topic('__consumer_offsets'),
+        ['Read', 'Describe'],
+        "DescribeProducers on the group's offsets partition: finds an offset commit of its own that its coordinator left pending after a broker fault, to end it with the grant above; without it that transaction fails, naming this grant, and its tasks are retried",
+      ),
+      optional: true,
+    },
   ];
 }
 
