@@ -28,19 +28,30 @@ export interface OpenTransaction {
 
 /**
  * Every transaction open on `partitions`, as their leaders answer. A topic deleted since (an
- * output deleted under its pipeline) holds no transaction any more: it is left out.
+ * output deleted under its pipeline) holds no transaction any more: it is left out. `often`:
+ * for a caller that asks after every commit, of topics it has just written (so they exist):
+ * no topic list, and the leaders as last known, refreshed only on a retry.
  */
 export async function findOpenTransactions(
   admin: Admin,
   given: readonly TopicPartitions[],
+  options: { often?: boolean } = {},
 ): Promise<OpenTransaction[]> {
   if (given.length === 0) return [];
-  const existing = new Set(await retryRetriable(() => admin.listTopics()));
+  const existing = options.often
+    ? new Set(given.map((p) => p.topic))
+    : new Set(await retryRetriable(() => admin.listTopics()));
   const partitions = given.filter((p) => existing.has(p.topic));
   if (partitions.length === 0) return [];
   const topics = [...new Set(partitions.map((p) => p.topic))];
+  let attempts = 0;
   const answers = await withDenialsNamed({ topic: onTopics('Read', topics) }, () =>
-    retryRetriable(() => admin.describeProducers({ topics: partitions.map((p) => ({ ...p })) })),
+    retryRetriable(() =>
+      admin.describeProducers({
+        topics: partitions.map((p) => ({ ...p })),
+        refreshMetadata: !options.often || attempts++ > 0,
+      }),
+    ),
   );
   return answers.flatMap(({ topic, partition, activeProducers }) =>
     activeProducers

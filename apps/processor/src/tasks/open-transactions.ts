@@ -35,7 +35,8 @@ export async function endOpenTransactions(options: {
   const { admin, journal, committed, taskKey, logger, checked = 'after the fence' } = options;
   const written = journal.writtenPartitions();
   if (written.length === 0) return;
-  for (const transaction of await findOpenTransactions(admin, written)) {
+  const often = checked === 'after its commit';
+  for (const transaction of await findOpenTransactions(admin, written, { often })) {
     const key = partitionKey(transaction.topic, transaction.partition);
     const decision = journal.decide(key, transaction.startOffset, committed);
     if (decision.kind === 'not-ours') continue;
