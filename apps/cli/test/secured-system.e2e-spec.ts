@@ -206,8 +206,10 @@ describe('over SASL_SSL, each app as a least-privilege user', () => {
       timeoutMs: 60_000,
     });
     expect(replica.output()).toMatch(
-      // The replica's own transactions (exactly_once_v2, the default).
-      new RegExp(`needs Write on transactional id ${escape(group)}\\.replica/limited-1/\\d+`),
+      // A task's (<group>.<topic>.<partition>) or, under exactly_once_v2, the replica's.
+      new RegExp(
+        `needs Write on transactional id ${escape(group)}\\.(\\S+\\.\\d+|replica/limited-1/\\d+)`,
+      ),
     );
 
     // It may read a source topic (a processor's grant), but not join a group of the CLI's.

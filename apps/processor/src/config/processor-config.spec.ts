@@ -17,7 +17,7 @@ describe('loadProcessorConfig', () => {
       topicPrefix: 'sluice',
       commitIntervalMs: 100,
       quietCommitIntervalMs: 1000,
-      processingGuarantee: 'exactly_once_v2',
+      processingGuarantee: 'exactly_once',
       replicaTransactions: 4,
       sourcePartitions: 6,
       statsIntervalMs: 5000,
@@ -45,10 +45,9 @@ describe('loadProcessorConfig', () => {
     );
   });
 
-  it('takes either processing guarantee, exactly_once_v2 by default, and refuses anything else', () => {
-    expect(loadProcessorConfig({})).toMatchObject({ processingGuarantee: 'exactly_once_v2' });
-    expect(loadProcessorConfig({ PROCESSING_GUARANTEE: 'exactly_once' })).toMatchObject({
-      processingGuarantee: 'exactly_once',
+  it('takes either processing guarantee and refuses anything else', () => {
+    expect(loadProcessorConfig({ PROCESSING_GUARANTEE: 'exactly_once_v2' })).toMatchObject({
+      processingGuarantee: 'exactly_once_v2',
     });
     expect(() => loadProcessorConfig({ PROCESSING_GUARANTEE: 'at_least_once' })).toThrow(
       'PROCESSING_GUARANTEE must be one of exactly_once, exactly_once_v2',

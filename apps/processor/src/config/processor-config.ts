@@ -78,16 +78,16 @@ export class ProcessorEnvironment extends ServiceEnvironment {
 
   /**
    * How the replica's writes and offset commits are made atomic (docs/design.md §5):
-   * `exactly_once_v2` (the default, Kafka Streams' too), a few transactions per replica, each
-   * for its share of the tasks, which needs a PROCESSOR_ID of its own for every replica of the
-   * group; `exactly_once`, a transactional producer per task (input partition).
+   * `exactly_once`, a transactional producer per task (input partition); `exactly_once_v2`, one
+   * transaction per replica for all its tasks (Kafka Streams' exactly_once_v2), which needs a
+   * PROCESSOR_ID of its own for every replica of the group.
    */
   @IsOptional()
   @Transform(trimmed)
   @IsIn(PROCESSING_GUARANTEES, {
     message: `PROCESSING_GUARANTEE must be one of ${PROCESSING_GUARANTEES.join(', ')}`,
   })
-  PROCESSING_GUARANTEE: ProcessingGuarantee = 'exactly_once_v2';
+  PROCESSING_GUARANTEE: ProcessingGuarantee = 'exactly_once';
 
   /**
    * exactly_once_v2: how many transactions the replica runs at once, each with a producer of

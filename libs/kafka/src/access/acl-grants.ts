@@ -95,7 +95,7 @@ export function processorAcls(names: InstallationNames): AclGrant[] {
     allow(
       { kind: 'transactional-id', name: `${consumerGroup}.`, prefixed: true },
       ['Write'],
-      "the transactional producers: the replica's (<group>.replica/<PROCESSOR_ID>/<n>) or, under exactly_once, a task's (<group>.<topic>.<partition>)",
+      "the transactional producers: a task's (<group>.<topic>.<partition>) or, under exactly_once_v2, the replica's (<group>.replica/<PROCESSOR_ID>/<n>)",
     ),
     {
       ...allow(
