@@ -301,7 +301,7 @@ export class ReplicaTransaction {
    * coordinator's state of this id until its markers are no longer under way; then the open
    * transactions of each partition the commit wrote, where one the journal places at the
    * commit's start is ended with COMMIT, as it was decided; then each group, whether an offset
-   * commit is still pending for the commit's partitions (offsetCommitsLeftOpen).
+   * commit is still pending for the commit's partitions (endOffsetCommitsLeftOpen).
    */
   private async closeCommittedSpans(offsets: OffsetToCommit[]): Promise<void> {
     if (this.journal.writtenPartitions().length === 0 && offsets.length === 0) return;
