@@ -24,7 +24,7 @@ export {
   retryRetriable,
 } from './retry';
 export { isPermanentRefusal, refusalReason } from './refusals';
-export { fetchStableOffset, isUnstableOffsetCommit } from './stable-offsets';
+export { fetchStableOffset, isUnstableOffsetCommit, offsetCommitPending } from './stable-offsets';
 export type { CommittedOffset } from './stable-offsets';
 export { startOffsets } from './start-offsets';
 export type { StartPoint } from './start-offsets';
@@ -35,7 +35,6 @@ export {
   findOpenTransactions,
   findPendingOffsetCommits,
   MarkersUnderWayError,
-  OFFSETS_TOPIC,
   offsetsPartitionOf,
   transactionBegunBy,
   transactionEnded,

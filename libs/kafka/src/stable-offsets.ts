@@ -34,28 +34,57 @@ export async function fetchStableOffset(
   /** How many UNSTABLE_OFFSET_COMMIT answers to wait out (any, within BROKER_RETRY, by default). */
   unstableAttempts = Infinity,
 ): Promise<CommittedOffset | undefined> {
-  let unstable = 0;
-  const [answer] = await retryBroker(
-    () =>
-      admin.fetchOffsets({
-        groupId,
-        topics: [{ topic, partitions: [partition] }],
-        requireStable: true,
-      }),
-    {
-      shouldRetry: (error) => {
-        if (!isRetriable(error)) return false;
-        if (!isUnstableOffsetCommit(error)) return true;
-        unstable += 1;
-        return waitWhileUnstable && unstable <= unstableAttempts;
-      },
-      onRetry: (error, attempt) => {
-        if (isUnstableOffsetCommit(error)) onUnstable?.(attempt);
-      },
-    },
-  );
+  const [answer] = await fetchStableOffsets(admin, groupId, [{ topic, partitions: [partition] }], {
+    onUnstable,
+    unstableAttempts: waitWhileUnstable ? unstableAttempts : 0,
+  });
   const committed = answer?.partitions.find((p) => p.partition === partition);
   // -1: nothing committed; kafkajs may also have committed a reset's sentinel (-2).
   if (committed === undefined || BigInt(committed.offset) < 0n) return undefined;
   return { offset: committed.offset, metadata: committed.metadata ?? undefined };
+}
+
+/**
+ * Whether the group still holds a commit of `topics`' partitions pending: the broker answered
+ * UNSTABLE_OFFSET_COMMIT `asks` times in a row (as a group coordinator may apply a marker a
+ * moment after the transaction's coordinator counted it written).
+ */
+export async function offsetCommitPending(
+  admin: Admin,
+  groupId: string,
+  topics: Array<{ topic: string; partitions: number[] }>,
+  asks: number,
+): Promise<boolean> {
+  return fetchStableOffsets(admin, groupId, topics, { unstableAttempts: asks - 1 }).then(
+    () => false,
+    (error: unknown) => {
+      if (isUnstableOffsetCommit(error)) return true;
+      throw error;
+    },
+  );
+}
+
+/**
+ * OffsetFetch with require_stable, retried under BROKER_RETRY on retriable answers, and on
+ * UNSTABLE_OFFSET_COMMIT up to `unstableAttempts` times; past that, UNSTABLE_OFFSET_COMMIT is
+ * thrown.
+ */
+function fetchStableOffsets(
+  admin: Admin,
+  groupId: string,
+  topics: Array<{ topic: string; partitions: number[] }>,
+  options: { onUnstable?: (attempt: number) => void; unstableAttempts: number },
+) {
+  let unstable = 0;
+  return retryBroker(() => admin.fetchOffsets({ groupId, topics, requireStable: true }), {
+    shouldRetry: (error) => {
+      if (!isRetriable(error)) return false;
+      if (!isUnstableOffsetCommit(error)) return true;
+      unstable += 1;
+      return unstable <= options.unstableAttempts;
+    },
+    onRetry: (error, attempt) => {
+      if (isUnstableOffsetCommit(error)) options.onUnstable?.(attempt);
+    },
+  });
 }

@@ -132,7 +132,6 @@ class FakeTask {
 const settledAdmin = {
   describeTransaction: async () => ({ transactionState: 'CompleteCommit' }),
   fetchOffsets: async () => [],
-  listTopics: async () => [],
   describeProducers: async ({
     topics,
   }: {

@@ -20,13 +20,10 @@ import type { Logger } from 'pino';
 import {
   endWithMarker,
   findPendingOffsetCommits,
-  isRetriable,
-  isUnstableOffsetCommit,
   KAFKAJS_BROKER_RETRY,
   KeyPartitioner,
-  OFFSETS_TOPIC,
+  offsetCommitPending,
   onTopics,
-  retryBroker,
   transactionBegunBy,
   transactionEnded,
   withDenialsNamed,
@@ -332,16 +329,12 @@ export class ReplicaTransaction {
     const identity = this.producer?.transactionalIdentity();
     if (identity === undefined) return;
     const { admin, id, logger } = this.options;
-    const asked = {
-      topic: `Read and Describe on topic ${OFFSETS_TOPIC} (an optional grant: README, ACLs), to end this replica's offset commit whose marker its coordinator dropped`,
-    };
     for (const [groupId, topics] of byGroup(offsets)) {
-      if (!(await offsetCommitPending(admin, groupId, topics))) continue;
-      const open = await withDenialsNamed(asked, () =>
-        findPendingOffsetCommits(admin, identity.producerId, [groupId]),
-      );
+      if (!(await offsetCommitPending(admin, groupId, topics, UNSTABLE_ASKS))) continue;
+      // Each names the grant on the offsets topic it is refused (an optional one: README, ACLs).
+      const open = await findPendingOffsetCommits(admin, identity.producerId, [groupId]);
       for (const commit of open) {
-        const begun = await withDenialsNamed(asked, () => transactionBegunBy(admin, commit));
+        const begun = await transactionBegunBy(admin, commit);
         const where = `${commit.topic}/${commit.partition} from offset ${commit.startOffset}`;
         if (begun?.producerEpoch !== identity.producerEpoch)
           throw new HangingCommitError(
@@ -486,25 +479,6 @@ function byMember(offsets: OffsetToCommit[]): OffsetToCommit[][] {
     groups.set(key, [...(groups.get(key) ?? []), offset]);
   }
   return [...groups.values()];
-}
-
-/** Whether the group holds a commit of `topics`' partitions still pending after a few asks. */
-async function offsetCommitPending(
-  admin: Admin,
-  groupId: string,
-  topics: Array<{ topic: string; partitions: number[] }>,
-): Promise<boolean> {
-  let unstable = 0;
-  return retryBroker(() => admin.fetchOffsets({ groupId, topics, requireStable: true }), {
-    shouldRetry: (error) =>
-      isRetriable(error) && (!isUnstableOffsetCommit(error) || ++unstable < UNSTABLE_ASKS),
-  }).then(
-    () => false,
-    (error: unknown) => {
-      if (isUnstableOffsetCommit(error)) return true;
-      throw error;
-    },
-  );
 }
 
 /** The offsets' partitions by group, as OffsetFetch asks for them. */
