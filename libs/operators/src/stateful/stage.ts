@@ -1,6 +1,7 @@
 import type { EventEnvelope, JoinResult, ReduceResult, WindowResult } from '@sluice/contracts';
 
 import type { PartialAggregate } from './combiner';
+import { isoTime } from './iso-time';
 
 /** One event's contribution to a stateful operator, after the stateless steps ran. */
 export interface StageInput {
@@ -15,6 +16,12 @@ export interface StageInput {
   side?: 'left' | 'right';
   /** A join's input: unique among its side's records (a repeat is ignored). */
   id?: string;
+  /**
+   * A join's input: what the join keeps of the event, made where it was consumed (the
+   * processor sends it with the record, so the join's partition need not parse the event).
+   * `undefined`: the stage makes it from `envelope`.
+   */
+  projection?: unknown;
 }
 
 /** An event that arrived after every window it belongs to had fired (docs/design.md §3). */
@@ -133,6 +140,7 @@ export function resultKey(
   return route === undefined ? groupKey : `${route}/${groupKey}`;
 }
 
+/** A result's or late record's time: as Date#toISOString writes it. */
 export function iso(time: number): string {
-  return new Date(time).toISOString();
+  return isoTime(time);
 }
