@@ -58,6 +58,7 @@ import {
   startReplica,
   stopProcess,
   transactionsOf,
+  usageOf,
 } from './support/kafka-bench';
 
 const { values: args } = parseArgs({
@@ -208,24 +209,6 @@ function brokerCpuSeconds(): number {
   }
   return total;
 }
-
-/**
- * A process's CPU time so far (user + system) and its minor page faults (pages the kernel
- * mapped on first touch: V8's heap growing, and large buffers malloc takes from the OS), from
- * /proc.
- */
-function usageOf(pid: number): { cpuSeconds: number; minorFaults: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // minflt, utime and stime are the 10th, 14th and 15th fields, the 8th, 12th and 13th after
-  // the command.
-  return {
-    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS,
-    minorFaults: Number(fields[7]),
-  };
-}
-
-/** Linux's USER_HZ. */
-const CLOCK_TICKS = 100;
 
 /** (c) State of STATES groups in one replica, SIGKILLed; a new replica restores it. */
 async function restoreTime(admin: Admin): Promise<void> {

@@ -1,5 +1,5 @@
 // npm run bench:join [-- --events 2000000 --keys 100000 --rows 1000000 --e2e true --peer true
-//                      --only interval|table --profile]
+//                      --only interval|table --profile --baseline <checkout>/apps/processor/dist/main.js]
 // The two joins of issue 17, in one run:
 //  (a) in process: the interval join (orders ⋈ payments within an hour, 2 × events, `keys`
 //      join keys) and the temporal table join (events orders ⋈ `rows` customer rows), run by
@@ -42,6 +42,7 @@ import {
   readRecords,
   startReplica,
   stopProcess,
+  usageOf,
 } from './support/kafka-bench';
 import type { Replica } from './support/kafka-bench';
 import { buildPeer, startPeer, untilCommitted } from './support/kafka-streams-peer';
@@ -58,6 +59,11 @@ const { values: args } = parseArgs({
     peer: { type: 'string', default: 'true' },
     /** Only this join: interval or table. */
     only: { type: 'string' },
+    /**
+     * Another build of the processor (a checkout's apps/processor/dist/main.js), run end to end
+     * over the same topics after this one: the same run's rate to compare with.
+     */
+    baseline: { type: 'string' },
   },
 });
 const N = Number(args.events);
@@ -266,16 +272,39 @@ async function peerRun(admin: Admin, test: Case): Promise<{ rate: number; result
 /** A processor group per join: the restore of one does not wait on the other's changelog. */
 const groupOf = (test: Case) => `${prefix}.${test.name}.processor`;
 
+/**
+ * Where a baseline build runs the same join: a pipeline id (so internal topics), a group and a
+ * sink of its own.
+ */
+interface Build {
+  main: string;
+  id: string;
+  group: string;
+  sink: string;
+}
+
 /** (b) One replica over the pre-produced topics until everything is committed. */
-async function endToEnd(admin: Admin, test: Case): Promise<{ rate: number; replica: Replica }> {
-  const group = groupOf(test);
-  await putPipeline(kafka, topics.pipelines, graphOf(test.graph), group);
+async function endToEnd(
+  admin: Admin,
+  test: Case,
+  build?: Build,
+): Promise<{ rate: number; replica: Replica; cpuPerMillion: number }> {
+  const group = build?.group ?? groupOf(test);
+  const graph = build
+    ? {
+        ...test.graph,
+        id: build.id,
+        sinks: test.graph.sinks.map((sink) => ({ ...sink, topic: build.sink })),
+      }
+    : test.graph;
+  await putPipeline(kafka, topics.pipelines, graphOf(graph), group);
   const replica = startReplica({
-    id: `${test.name}-0`,
+    id: `${test.name}-${build ? 'baseline' : '0'}`,
     prefix,
     group,
     source: test.graph.sources.map((source) => source.topic).join(','),
     profile: args.profile,
+    ...(build ? { main: build.main } : {}),
   });
   while ((await consumedBy(replica)) === 0) {
     if (replica.child.exitCode !== null) throw new Error('the replica exited');
@@ -284,7 +313,7 @@ async function endToEnd(admin: Admin, test: Case): Promise<{ rate: number; repli
   const started = Date.now();
   const watched = [
     ...test.graph.sources.map((source) => source.topic),
-    repartitionTopic(test.graph.id, prefix),
+    repartitionTopic(graph.id, prefix),
   ];
   let lastReport = 0;
   for (;;) {
@@ -297,7 +326,9 @@ async function endToEnd(admin: Admin, test: Case): Promise<{ rate: number; repli
     await sleep(200);
   }
   const count = test.left.length + test.right.length;
-  return { rate: rate(count, Date.now() - started), replica };
+  // CPU per event moves less than the rate with what else this machine runs.
+  const cpuPerMillion = (usageOf(replica.child.pid!).cpuSeconds * 1e6) / count;
+  return { rate: rate(count, Date.now() - started), replica, cpuPerMillion };
 }
 
 /**
@@ -420,13 +451,14 @@ async function main(): Promise<void> {
     }
     for (const test of cases) {
       log(`(b) ${test.name} join, one replica`);
-      const { rate: e2eRate, replica } = await endToEnd(admin, test);
+      const { rate: e2eRate, replica, cpuPerMillion } = await endToEnd(admin, test);
       const sink = test.graph.sinks[0]!.topic;
       const published = await readRecords(kafka, sink, test.expected.length);
       const same = JSON.stringify(published) === JSON.stringify(test.expected);
       lines.push(
         `${test.name} join end to end: ${fmt(e2eRate).padStart(10)} events/s (exactly-once, one replica); ` +
-          `${fmt(published.length)} results, = reference: ${same ? 'yes' : 'NO'}`,
+          `${fmt(published.length)} results, = reference: ${same ? 'yes' : 'NO'}; ` +
+          `replica CPU ${cpuPerMillion.toFixed(2)} s per million events`,
       );
       log(`  ${lines.at(-1)}`);
       if (!same) process.exitCode = 1;
@@ -434,6 +466,30 @@ async function main(): Promise<void> {
         log('(c) restore of the table');
         lines.push(await restoreTime(test, replica));
       } else await stopProcess(replica.child);
+      if (args.baseline !== undefined) {
+        log(`(b) again, the baseline build: ${args.baseline}`);
+        const build = {
+          main: args.baseline,
+          id: randomUUID(),
+          group: `${groupOf(test)}.baseline`,
+          sink: `${sink}.baseline`,
+        };
+        const baseline = await endToEnd(admin, test, build);
+        await stopProcess(baseline.replica.child);
+        // Its results name its own pipeline id.
+        const theirs = (await readRecords(kafka, build.sink, test.expected.length))
+          .map((record) => record.replaceAll(build.id, test.graph.id))
+          .sort();
+        const equal = JSON.stringify(theirs) === JSON.stringify(test.expected);
+        lines.push(
+          `${test.name} join end to end, baseline: ${fmt(baseline.rate).padStart(10)} events/s; ` +
+            `this / baseline ${(e2eRate / baseline.rate).toFixed(2)}; = reference: ${equal ? 'yes' : 'NO'}; ` +
+            `replica CPU ${baseline.cpuPerMillion.toFixed(2)} s per million events ` +
+            `(this / baseline ${(cpuPerMillion / baseline.cpuPerMillion).toFixed(2)})`,
+        );
+        log(`  ${lines.at(-1)}`);
+        if (!equal) process.exitCode = 1;
+      }
       if (args.peer !== 'true') continue;
       log(`(d) kafka streams, ${test.name} join, one instance, one stream thread`);
       const peer = await peerRun(admin, test);

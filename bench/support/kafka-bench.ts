@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { canonicalJson, validateDefinition, validateGraphDefinition } from '@sluice/contracts';
@@ -375,3 +375,21 @@ export async function rawConsumeRate(
   log(`  ${label}: ${fmt(count)} records (${fmt(bytes)} value bytes) in ${ms} ms`);
   return rate(count, ms);
 }
+
+/**
+ * A process's CPU time so far (user + system) and its minor page faults (pages the kernel
+ * mapped on first touch: V8's heap growing, and large buffers malloc takes from the OS), from
+ * /proc.
+ */
+export function usageOf(pid: number): { cpuSeconds: number; minorFaults: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // minflt, utime and stime are the 10th, 14th and 15th fields, the 8th, 12th and 13th after
+  // the command.
+  return {
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS,
+    minorFaults: Number(fields[7]),
+  };
+}
+
+/** Linux's USER_HZ. */
+const CLOCK_TICKS = 100;

@@ -26,10 +26,8 @@ export interface EventContribution extends Stamped {
   side: 'left' | 'right' | undefined;
   value: number;
   time: number;
-  /** The event's JSON, read only if the event is late (or joined without a projection). */
+  /** The event's JSON, read only if the event is late (or joined). */
   eventJson: string;
-  /** A join's projection of the event, made where it was consumed; `undefined`: none sent. */
-  projection: unknown;
 }
 
 export interface WatermarkMarker extends Stamped {
@@ -60,8 +58,6 @@ interface EventHeader {
   s?: 'l' | 'r';
   v: number;
   t: number;
-  /** A join's projection of the event (what its `select` keeps). */
-  k?: unknown;
 }
 
 interface PartialBody {
@@ -81,13 +77,11 @@ interface MarkerBody {
   t: number;
 }
 
-/** `projection`: what a join keeps of the event, which its stage then takes as it is. */
 export function encodeEvent(
   stamp: RecordStamp,
   node: string | undefined,
   input: StageInput,
   eventJson: string,
-  projection?: unknown,
 ): string {
   const header: EventHeader = {
     e: stamp.epoch,
@@ -99,7 +93,6 @@ export function encodeEvent(
   if (node !== undefined) header.n = node;
   if (input.route !== undefined) header.r = input.route;
   if (input.side !== undefined) header.s = input.side === 'left' ? 'l' : 'r';
-  if (projection !== undefined) header.k = projection;
   return `${JSON.stringify(header)}\n${eventJson}`;
 }
 
@@ -179,7 +172,6 @@ export function decodeRepartitionRecord(value: string): RepartitionRecord | unde
       value: header.v,
       time: header.t,
       eventJson: value.slice(newline + 1),
-      projection: header.k,
     };
   } catch {
     return undefined;

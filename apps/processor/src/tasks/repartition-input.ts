@@ -35,34 +35,20 @@ export function ofEpoch(
 
 type EventRecord = Extract<RepartitionRecord, { kind: 'event' }>;
 
-/**
- * Fills the (reused) stage input from an event record read at `offset`, under `generation`
- * (the pipeline's definition here).
- */
-export function fillInput(
-  input: StageInput,
-  record: EventRecord,
-  offset: string,
-  generation: string,
-): void {
+/** Fills the (reused) stage input from an event record read at `offset`. */
+export function fillInput(input: StageInput, record: EventRecord, offset: string): void {
   input.group = record.group;
   input.route = record.route;
   input.value = record.value;
   input.time = record.time;
-  input.projection = undefined;
   if (record.side === undefined) {
     input.side = undefined;
     // An aggregate parses the event only if it turns out late (stage-outputs.ts).
     input.envelope = NOT_PARSED;
-    return;
+  } else {
+    // A join keeps the event; the repartition offset names the record across restores.
+    input.side = record.side;
+    input.id = offset;
+    input.envelope = JSON.parse(record.eventJson) as EventEnvelope;
   }
-  // A join keeps the event (or what it selects of it); the repartition offset names the record
-  // across restores.
-  input.side = record.side;
-  input.id = offset;
-  // A projection made under another definition may not be what this one selects.
-  if (record.projection !== undefined && record.generation === generation) {
-    input.projection = record.projection;
-    input.envelope = NOT_PARSED;
-  } else input.envelope = JSON.parse(record.eventJson) as EventEnvelope;
 }

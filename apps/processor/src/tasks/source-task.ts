@@ -233,19 +233,13 @@ export class SourceTask extends Task {
     combiner: Combiner | undefined,
     input: StageInput,
   ): void {
-    const { spec } = placed.node;
-    if (combiner?.add(input, this.positions.announced - spec.latenessMs)) return;
+    if (combiner?.add(input, this.positions.announced - placed.node.spec.latenessMs)) return;
     // A node on the way that wrote to the event gave it a copy of its own.
     const eventJson =
       input.envelope === this.currentEnvelope ? this.currentText! : JSON.stringify(input.envelope);
-    // The event still goes whole: a record found late is reported with it.
-    const projection =
-      spec.kind === 'join' && spec.project !== undefined
-        ? spec.project(input.side!, input.envelope)
-        : undefined;
     this.send(pipeline.topics.repartition!, {
       key: groupStateKey(input.route, input.group),
-      value: encodeEvent(pipeline, placed.tag, input, eventJson, projection),
+      value: encodeEvent(pipeline, placed.tag, input, eventJson),
     });
   }
 

@@ -165,7 +165,7 @@ export class StatefulTask extends Task {
         continue;
       }
       if (again && (record.side === undefined || !node.stage.replay)) continue;
-      fillInput(input, record, message.offset, this.pipeline.generation);
+      fillInput(input, record, message.offset);
       this.currentEventJson = record.eventJson;
       if (again) node.stage.replay!(input);
       else node.stage.add(input);

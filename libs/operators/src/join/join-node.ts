@@ -46,13 +46,6 @@ export interface JoinSpec {
   readonly createCombiner: undefined;
   /** The record's join key as a string; `undefined`: it has none (the record is skipped). */
   keyOf(side: JoinSide, envelope: EventEnvelope): string | undefined;
-  /**
-   * What the join keeps of a record, for a join that keeps only some fields of it (a `select`):
-   * made where the record is consumed and given to the stage as `StageInput.projection`, it
-   * spares the join's partition parsing the whole event. `undefined` when the join keeps whole
-   * payloads or events.
-   */
-  readonly project: ((side: JoinSide, envelope: EventEnvelope) => unknown) | undefined;
   createStage(options: StageFactoryOptions): StatefulStage;
 }
 
@@ -77,7 +70,6 @@ export function compileJoin(pipelineId: string, node: JoinNodeSpec): JoinSpec {
     emitsOnInput: true,
     createCombiner: undefined,
     keyOf: (side, envelope) => joinKey(getters[side](envelope)),
-    project: context.shape.projects ? context.shape.keep : undefined,
     createStage: (options) =>
       node.table ? new TableJoinStage(context, options) : new IntervalJoinStage(context, options),
   };
@@ -99,8 +91,6 @@ function joinKey(value: unknown): string | undefined {
  */
 interface Shape {
   keep(side: JoinSide, envelope: EventEnvelope): unknown;
-  /** Whether `keep` keeps only some fields (a `select`, and no whole event for a dead letter). */
-  projects: boolean;
   result(key: string, time: number, left: unknown, right: unknown): JoinResult;
 }
 
@@ -126,7 +116,6 @@ function shapeOf(pipelineId: string, node: JoinNodeSpec): Shape {
       ] satisfies [Project, Fill]);
   const whole = node.table && node.operator.on_missing === 'error';
   return {
-    projects: node.operator.select !== undefined && !whole,
     keep: (side, envelope) => (whole && side === 'left' ? envelope : project(side, envelope)),
     result: (key, time, left, right) => {
       const result: JoinResult = {
@@ -256,9 +245,9 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
     });
   }
 
-  add({ side, group, time, id, envelope, projection }: StageInput): void {
+  add({ side, group, time, id, envelope }: StageInput): void {
     this.arriving = envelope;
-    const value = projection ?? this.context.shape.keep(side!, envelope);
+    const value = this.context.shape.keep(side!, envelope);
     // One record may reach both sides (through two routes of a branch): ids are per side.
     this.state.add({ side: side!, key: group!, time, id: `${side![0]}${id}`, value });
   }
@@ -284,18 +273,18 @@ class TableJoinStage extends JoinStage<TableJoin> {
     });
   }
 
-  add({ side, group, time, id, envelope, projection }: StageInput): void {
+  add({ side, group, time, id, envelope }: StageInput): void {
     this.arriving = envelope;
-    const value = projection ?? this.context.shape.keep(side!, envelope);
+    const value = this.context.shape.keep(side!, envelope);
     if (side === 'left') this.state.add({ key: group!, time, id: id!, value });
     else this.state.upsert({ key: group!, time, value });
   }
 
   /** Table rows are in the changelog; a stream record may have been waiting. */
-  replay({ side, group, time, id, envelope, projection }: StageInput): void {
+  replay({ side, group, time, id, envelope }: StageInput): void {
     if (side !== 'left') return;
     this.arriving = envelope;
-    const value = projection ?? this.context.shape.keep(side, envelope);
+    const value = this.context.shape.keep(side, envelope);
     this.state.replay({ key: group!, time, id: id!, value });
   }
 

@@ -16,12 +16,6 @@ export interface StageInput {
   side?: 'left' | 'right';
   /** A join's input: unique among its side's records (a repeat is ignored). */
   id?: string;
-  /**
-   * A join's input: what the join keeps of the event, made where it was consumed (the
-   * processor sends it with the record, so the join's partition need not parse the event).
-   * `undefined`: the stage makes it from `envelope`.
-   */
-  projection?: unknown;
 }
 
 /** An event that arrived after every window it belongs to had fired (docs/design.md §3). */
