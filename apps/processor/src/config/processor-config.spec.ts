@@ -18,7 +18,7 @@ describe('loadProcessorConfig', () => {
       commitIntervalMs: 100,
       quietCommitIntervalMs: 1000,
       processingGuarantee: 'exactly_once',
-      replicaTransactions: 4,
+      replicaTransactions: 1,
       sourcePartitions: 6,
       statsIntervalMs: 5000,
       sessionTimeoutMs: 30_000,

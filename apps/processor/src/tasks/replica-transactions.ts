@@ -1,9 +1,10 @@
 // exactly_once_v2's transactions of one replica (docs/design.md §5): REPLICA_TRANSACTIONS of
-// them, each with a producer of its own, and every task in one of them, chosen by its partition
-// so that a task reopened joins the same one. A producer sends and commits one request at a
-// time, so with one transaction every task's records waited behind each commit; a few let one
-// commit while the others send, as Kafka Streams' stream threads each have their own. A
-// failure aborts only the transaction it is in, and replaces only its tasks.
+// them (one by default), each with a producer of its own, and every task in one of them, chosen
+// by its partition so that a task reopened joins the same one. A producer sends and commits one
+// request at a time, so with one transaction every task's records wait behind each commit;
+// several let one commit while the others send, as Kafka Streams' stream threads each have
+// their own, at the price of a commit and its check each. A failure aborts only the
+// transaction it is in, and replaces only its tasks.
 import type { ReplicaTaskProducer, ReplicaTransactionOptions } from './replica-transaction';
 import { ReplicaTransaction, replicaTransactionalId } from './replica-transaction';
 
