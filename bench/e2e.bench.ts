@@ -16,7 +16,6 @@
 //      pipeline's results, and a window's final results after the watermark passes its end.
 // The processor runs as the built app (apps/processor/dist), exactly as users run it.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { canonicalJson, internalTopics, repartitionTopic } from '@sluice/contracts';
@@ -58,6 +57,7 @@ import {
   startReplica,
   stopProcess,
   transactionsOf,
+  brokerCpuSeconds,
   usageOf,
 } from './support/kafka-bench';
 
@@ -184,30 +184,6 @@ async function sluiceRate(
     minorFaults,
     brokerCpuSeconds: brokerCpu,
   };
-}
-
-/**
- * The local brokers' CPU time so far (scripts/kafka/kafka-up.sh writes their pids): they share
- * the machine with the replica, so what a run costs them is part of its cost (NaN elsewhere).
- */
-function brokerCpuSeconds(): number {
-  const home = '.local/kafka';
-  let nodes = 1;
-  try {
-    nodes = Number(readFileSync(`${home}/nodes`, 'utf8').trim());
-  } catch {
-    return NaN;
-  }
-  let total = 0;
-  for (let n = 1; n <= nodes; n++) {
-    const dir = nodes === 1 ? home : `${home}/node-${n}`;
-    try {
-      total += usageOf(Number(readFileSync(`${dir}/broker.pid`, 'utf8').trim())).cpuSeconds;
-    } catch {
-      return NaN;
-    }
-  }
-  return total;
 }
 
 /** (c) State of STATES groups in one replica, SIGKILLed; a new replica restores it. */

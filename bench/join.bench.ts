@@ -41,6 +41,7 @@ import {
   rate,
   readRecords,
   startReplica,
+  brokerCpuSeconds,
   stopProcess,
   usageOf,
 } from './support/kafka-bench';
@@ -222,7 +223,10 @@ interface Case {
  * (d) Kafka Streams' join over the same topics, from its first record until its group has
  * committed every source and repartition record.
  */
-async function peerRun(admin: Admin, test: Case): Promise<{ rate: number; results: string[] }> {
+async function peerRun(
+  admin: Admin,
+  test: Case,
+): Promise<{ rate: number; results: string[]; cpuPerMillion: number; brokerPerMillion: number }> {
   const applicationId = `${prefix}.${test.name}.kafka-streams`;
   const output = `${prefix}.${test.name}.kafka-streams.out`;
   await ensureTopics(admin, [{ topic: output, numPartitions: PARTITIONS }]);
@@ -245,6 +249,7 @@ async function peerRun(admin: Admin, test: Case): Promise<{ rate: number; result
       if (peer.child.exitCode !== null) throw new Error(`the peer exited (${peer.child.exitCode})`);
       await sleep(20);
     }
+    const brokerBefore = brokerCpuSeconds();
     // Both inputs are re-keyed, so two repartition topics; until Kafka Streams has made both,
     // a name that is not there counts as a record not committed (not as done).
     const internal = async () => {
@@ -260,9 +265,14 @@ async function peerRun(admin: Admin, test: Case): Promise<{ rate: number; result
       async () => [...sources, ...(await internal())],
     );
     const count = test.left.length + test.right.length;
+    // From the JVM's start, as the replica's CPU counts from its own.
+    const cpuPerMillion = (usageOf(peer.child.pid!).cpuSeconds * 1e6) / count;
+    const brokerPerMillion = ((brokerCpuSeconds() - brokerBefore) * 1e6) / count;
     return {
       rate: rate(count, done - peer.firstRecordAt()),
       results: await readRecords(kafka, output, test.expected.length),
+      cpuPerMillion,
+      brokerPerMillion,
     };
   } finally {
     await stopProcess(peer.child);
@@ -288,7 +298,7 @@ async function endToEnd(
   admin: Admin,
   test: Case,
   build?: Build,
-): Promise<{ rate: number; replica: Replica; cpuPerMillion: number }> {
+): Promise<{ rate: number; replica: Replica; cpuPerMillion: number; brokerPerMillion: number }> {
   const group = build?.group ?? groupOf(test);
   const graph = build
     ? {
@@ -311,6 +321,7 @@ async function endToEnd(
     await sleep(20);
   }
   const started = Date.now();
+  const brokerBefore = brokerCpuSeconds();
   const watched = [
     ...test.graph.sources.map((source) => source.topic),
     repartitionTopic(graph.id, prefix),
@@ -328,7 +339,8 @@ async function endToEnd(
   const count = test.left.length + test.right.length;
   // CPU per event moves less than the rate with what else this machine runs.
   const cpuPerMillion = (usageOf(replica.child.pid!).cpuSeconds * 1e6) / count;
-  return { rate: rate(count, Date.now() - started), replica, cpuPerMillion };
+  const brokerPerMillion = ((brokerCpuSeconds() - brokerBefore) * 1e6) / count;
+  return { rate: rate(count, Date.now() - started), replica, cpuPerMillion, brokerPerMillion };
 }
 
 /**
@@ -451,14 +463,19 @@ async function main(): Promise<void> {
     }
     for (const test of cases) {
       log(`(b) ${test.name} join, one replica`);
-      const { rate: e2eRate, replica, cpuPerMillion } = await endToEnd(admin, test);
+      const {
+        rate: e2eRate,
+        replica,
+        cpuPerMillion,
+        brokerPerMillion,
+      } = await endToEnd(admin, test);
       const sink = test.graph.sinks[0]!.topic;
       const published = await readRecords(kafka, sink, test.expected.length);
       const same = JSON.stringify(published) === JSON.stringify(test.expected);
       lines.push(
         `${test.name} join end to end: ${fmt(e2eRate).padStart(10)} events/s (exactly-once, one replica); ` +
           `${fmt(published.length)} results, = reference: ${same ? 'yes' : 'NO'}; ` +
-          `replica CPU ${cpuPerMillion.toFixed(2)} s per million events`,
+          `CPU per million events: replica ${cpuPerMillion.toFixed(2)} s, broker ${brokerPerMillion.toFixed(2)} s`,
       );
       log(`  ${lines.at(-1)}`);
       if (!same) process.exitCode = 1;
@@ -497,7 +514,8 @@ async function main(): Promise<void> {
       lines.push(
         `${test.name} join, kafka streams 4.4.0 (exactly_once_v2): ${fmt(peer.rate)} events/s; ` +
           `ratio sluice / kafka streams ${(e2eRate / peer.rate).toFixed(2)} (target >= 1.5); ` +
-          `${fmt(peer.results.length)} results, = sluice: ${agrees ? 'yes' : 'NO'}`,
+          `${fmt(peer.results.length)} results, = sluice: ${agrees ? 'yes' : 'NO'}; ` +
+          `CPU per million events: kafka streams ${peer.cpuPerMillion.toFixed(2)} s, broker ${peer.brokerPerMillion.toFixed(2)} s`,
       );
       log(`  ${lines.at(-1)}`);
     }

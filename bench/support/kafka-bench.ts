@@ -393,3 +393,27 @@ export function usageOf(pid: number): { cpuSeconds: number; minorFaults: number 
 
 /** Linux's USER_HZ. */
 const CLOCK_TICKS = 100;
+
+/**
+ * The local brokers' CPU time so far (scripts/kafka/kafka-up.sh writes their pids): they share
+ * the machine with the replica, so what a run costs them is part of its cost (NaN elsewhere).
+ */
+export function brokerCpuSeconds(): number {
+  const home = '.local/kafka';
+  let nodes = 1;
+  try {
+    nodes = Number(readFileSync(`${home}/nodes`, 'utf8').trim());
+  } catch {
+    return NaN;
+  }
+  let total = 0;
+  for (let n = 1; n <= nodes; n++) {
+    const dir = nodes === 1 ? home : `${home}/node-${n}`;
+    try {
+      total += usageOf(Number(readFileSync(`${dir}/broker.pid`, 'utf8').trim())).cpuSeconds;
+    } catch {
+      return NaN;
+    }
+  }
+  return total;
+}
