@@ -14,11 +14,27 @@ import type { LinearDefinition } from './cluster';
 
 const DAY = 86_400_000;
 
-// Both processing guarantees (docs/design.md §5): a producer per task, and one per replica.
-describe.each(PROCESSING_GUARANTEES)('replicas changing while events flow, %s', (guarantee) => {
+// Both processing guarantees (docs/design.md §5): a producer per task, and one per replica; the
+// latter also with several transactions per replica (REPLICA_TRANSACTIONS), each aborting alone.
+const RUNS: Array<[string, (typeof PROCESSING_GUARANTEES)[number], number]> = [
+  ...PROCESSING_GUARANTEES.map(
+    (guarantee): [string, (typeof PROCESSING_GUARANTEES)[number], number] => [
+      guarantee,
+      guarantee,
+      DEFAULT_REPLICA_TRANSACTIONS,
+    ],
+  ),
+  ['exactly_once_v2, 4 transactions per replica', 'exactly_once_v2', 4],
+];
+
+describe.each(RUNS)('replicas changing while events flow, %s', (_name, guarantee, transactions) => {
   let cluster: TestCluster;
   const startReplica = (id: string, env: Record<string, string> = {}) =>
-    cluster.startReplica(id, { PROCESSING_GUARANTEE: guarantee, ...env });
+    cluster.startReplica(id, {
+      PROCESSING_GUARANTEE: guarantee,
+      REPLICA_TRANSACTIONS: String(transactions),
+      ...env,
+    });
 
   beforeEach(async () => {
     cluster = new TestCluster(6);
@@ -127,7 +143,7 @@ describe.each(PROCESSING_GUARANTEES)('replicas changing while events flow, %s', 
       { what: 'every record consumed' },
     );
     if (guarantee === 'exactly_once_v2') {
-      for (let index = 0; index < DEFAULT_REPLICA_TRANSACTIONS; index++)
+      for (let index = 0; index < transactions; index++)
         await cluster.fence(replicaTransactionalId(cluster.group, replica.id, index));
     } else {
       for (let partition = 0; partition < cluster.partitions; partition++)

@@ -18,7 +18,7 @@ export function isoTime(time: number): string {
   rest -= minutes * 60_000;
   const seconds = Math.floor(rest / 1000);
   const ms = rest - seconds * 1000;
-  // The civil date of a day count (Howard Hinnant's days_from_civil, inverted), in 400-year
+  // The civil date of a day count (Howard Hinnant's civil_from_days), in 400-year
   // eras that start on 0000-03-01.
   const shifted = days + 719_468;
   const era = Math.floor(shifted / 146_097);
