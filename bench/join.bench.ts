@@ -266,8 +266,8 @@ async function peerRun(
     );
     const count = test.left.length + test.right.length;
     // From the JVM's start, as the replica's CPU counts from its own.
-    const cpuPerMillion = (usageOf(peer.child.pid!).cpuSeconds * 1e6) / count;
-    const brokerPerMillion = ((brokerCpuSeconds() - brokerBefore) * 1e6) / count;
+    const cpuPerMillion = perMillion(usageOf(peer.child.pid!).cpuSeconds, count);
+    const brokerPerMillion = perMillion(brokerCpuSeconds() - brokerBefore, count);
     return {
       rate: rate(count, done - peer.firstRecordAt()),
       results: await readRecords(kafka, output, test.expected.length),
@@ -278,6 +278,9 @@ async function peerRun(
     await stopProcess(peer.child);
   }
 }
+
+/** CPU seconds per million of `count` events. */
+const perMillion = (seconds: number, count: number) => (seconds * 1e6) / count;
 
 /** A processor group per join: the restore of one does not wait on the other's changelog. */
 const groupOf = (test: Case) => `${prefix}.${test.name}.processor`;
@@ -338,8 +341,8 @@ async function endToEnd(
   }
   const count = test.left.length + test.right.length;
   // CPU per event moves less than the rate with what else this machine runs.
-  const cpuPerMillion = (usageOf(replica.child.pid!).cpuSeconds * 1e6) / count;
-  const brokerPerMillion = ((brokerCpuSeconds() - brokerBefore) * 1e6) / count;
+  const cpuPerMillion = perMillion(usageOf(replica.child.pid!).cpuSeconds, count);
+  const brokerPerMillion = perMillion(brokerCpuSeconds() - brokerBefore, count);
   return { rate: rate(count, Date.now() - started), replica, cpuPerMillion, brokerPerMillion };
 }
 
@@ -501,8 +504,9 @@ async function main(): Promise<void> {
         lines.push(
           `${test.name} join end to end, baseline: ${fmt(baseline.rate).padStart(10)} events/s; ` +
             `this / baseline ${(e2eRate / baseline.rate).toFixed(2)}; = reference: ${equal ? 'yes' : 'NO'}; ` +
-            `replica CPU ${baseline.cpuPerMillion.toFixed(2)} s per million events ` +
-            `(this / baseline ${(cpuPerMillion / baseline.cpuPerMillion).toFixed(2)})`,
+            `CPU per million events: replica ${baseline.cpuPerMillion.toFixed(2)} s ` +
+            `(this / baseline ${(cpuPerMillion / baseline.cpuPerMillion).toFixed(2)}), ` +
+            `broker ${baseline.brokerPerMillion.toFixed(2)} s`,
         );
         log(`  ${lines.at(-1)}`);
         if (!equal) process.exitCode = 1;

@@ -8,6 +8,7 @@ import {
   DEFAULT_REPLICA_TRANSACTIONS,
   PROCESSING_GUARANTEES,
 } from '../src/config/processor-config';
+import type { ProcessingGuarantee } from '../src/config/processor-config';
 import { replicaTransactionalId } from '../src/tasks/replica-transaction';
 import { canonical, reference, TestCluster } from './cluster';
 import type { LinearDefinition } from './cluster';
@@ -16,14 +17,12 @@ const DAY = 86_400_000;
 
 // Both processing guarantees (docs/design.md §5): a producer per task, and one per replica; the
 // latter also with several transactions per replica (REPLICA_TRANSACTIONS), each aborting alone.
-const RUNS: Array<[string, (typeof PROCESSING_GUARANTEES)[number], number]> = [
-  ...PROCESSING_GUARANTEES.map(
-    (guarantee): [string, (typeof PROCESSING_GUARANTEES)[number], number] => [
-      guarantee,
-      guarantee,
-      DEFAULT_REPLICA_TRANSACTIONS,
-    ],
-  ),
+const RUNS: Array<[string, ProcessingGuarantee, number]> = [
+  ...PROCESSING_GUARANTEES.map((guarantee): [string, ProcessingGuarantee, number] => [
+    guarantee,
+    guarantee,
+    DEFAULT_REPLICA_TRANSACTIONS,
+  ]),
   ['exactly_once_v2, 4 transactions per replica', 'exactly_once_v2', 4],
 ];
 

@@ -7,7 +7,7 @@ const DAY_MS = 86_400_000;
 /** 9999-12-31T23:59:59.999Z: the last time toISOString writes with a four-digit year. */
 const LAST_FOUR_DIGIT_YEAR = 253_402_300_799_999;
 
-export function isoTime(time: number): string {
+export function iso(time: number): string {
   if (!(time >= 0 && time <= LAST_FOUR_DIGIT_YEAR) || !Number.isInteger(time))
     return new Date(time).toISOString();
   const days = Math.floor(time / DAY_MS);

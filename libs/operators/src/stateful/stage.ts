@@ -1,7 +1,6 @@
 import type { EventEnvelope, JoinResult, ReduceResult, WindowResult } from '@sluice/contracts';
 
 import type { PartialAggregate } from './combiner';
-import { isoTime } from './iso-time';
 
 /** One event's contribution to a stateful operator, after the stateless steps ran. */
 export interface StageInput {
@@ -135,6 +134,4 @@ export function resultKey(
 }
 
 /** A result's or late record's time: as Date#toISOString writes it. */
-export function iso(time: number): string {
-  return isoTime(time);
-}
+export { iso } from './iso-time';
