@@ -142,9 +142,13 @@ describe("the replica's own transaction left open after its producer is opened a
     const record = (value: string) => [[{ topic, messages: [{ value, partition: 0 }] }]];
     share.send(record('committed'));
     let committed = false;
-    share.commit(undefined, () => (committed = true));
-    share.send(record('next transaction')); // queued behind the commit and its check
+    share.commit(undefined, () => {
+      committed = true;
+      // Sent once the commit is acknowledged: queued behind the check that follows it.
+      share.send(record('next transaction'));
+    });
     await share.idle();
+    await share.idle(); // the send queued meanwhile
     expect(share.error).toBeUndefined();
     expect(committed).toBe(true);
 

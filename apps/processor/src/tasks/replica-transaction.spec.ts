@@ -16,7 +16,14 @@ interface RecordedTransaction {
 }
 
 /** kafkajs' producer as far as ReplicaTransaction uses it, recording every transaction. */
-function recordingKafka(options: { failOffsets?: Error } = {}) {
+function recordingKafka(
+  options: {
+    failOffsets?: Error;
+    /** Each commit waits for this (an EndTxn under way), after calling `onCommit`. */
+    commitWaitsFor?: Promise<void>;
+    onCommit?: () => void;
+  } = {},
+) {
   const transactions: RecordedTransaction[] = [];
   let producers = 0;
   const sendCalls: number[] = [];
@@ -56,6 +63,8 @@ function recordingKafka(options: { failOffsets?: Error } = {}) {
           });
         },
         commit: async () => {
+          options.onCommit?.();
+          await options.commitWaitsFor;
           const ended = begin();
           ended.ended = 'commit';
           transactions.push(ended);
@@ -164,22 +173,61 @@ describe('ReplicaTransaction', () => {
     for (const task of [a, b, c]) await task.share.fence();
     a.handle('10', 'a1');
     b.handle('20', 'b1');
-    a.handOver(); // a's commit interval passed: b hands over too; c has nothing
-    // Sent after the pass: the next transaction's, with the offset that covers it.
-    c.handle('30', 'c1');
+    a.handOver(); // a's commit interval passed: b hands over too as the commit begins
+    c.handle('30', 'c1'); // before it begins: in it, with c's offset
     await replica.idle();
+    c.handle('31', 'c2'); // after it: the next one's
     c.handOver();
     await replica.idle();
 
     expect(broker.transactions).toEqual([
       {
-        records: ['out:a1', 'out:b1'],
-        offsets: [{ member, partitions: ['in/0@10', 'in/1@20'] }],
+        records: ['out:a1', 'out:b1', 'out:c1'],
+        offsets: [{ member, partitions: ['in/0@10', 'in/1@20', 'in/2@30'] }],
         ended: 'commit',
       },
-      { records: ['out:c1'], offsets: [{ member, partitions: ['in/2@30'] }], ended: 'commit' },
+      { records: ['out:c2'], offsets: [{ member, partitions: ['in/2@31'] }], ended: 'commit' },
     ]);
-    expect([a.committed, b.committed, c.committed]).toEqual([['10'], ['20'], ['30']]);
+    expect([a.committed, b.committed, c.committed]).toEqual([['10'], ['20'], ['30', '31']]);
+  });
+
+  it('queues no commit behind another: the next, sealed as it begins, carries every hand-over since', async () => {
+    let release!: () => void;
+    const endTxnAnswered = new Promise<void>((resolve) => (release = resolve));
+    let committing!: () => void;
+    const firstCommitUnderWay = new Promise<void>((resolve) => (committing = resolve));
+    const broker = recordingKafka({ commitWaitsFor: endTxnAnswered, onCommit: committing });
+    const replica = replicaOn(broker.kafka);
+    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
+    await a.share.fence();
+    await b.share.fence();
+    a.handle('10', 'a1');
+    a.handOver();
+    await firstCommitUnderWay;
+    // Each of these asks for a commit while the first is under way.
+    b.handle('20', 'b1');
+    b.handOver();
+    a.handle('11', 'a2');
+    a.handOver();
+    b.handle('21', 'b2');
+    b.handOver();
+    expect(replica.backlog).toBeLessThanOrEqual(3); // the first, the next, one send
+    release();
+    await replica.idle();
+
+    expect(broker.transactions).toEqual([
+      { records: ['out:a1'], offsets: [{ member, partitions: ['in/0@10'] }], ended: 'commit' },
+      {
+        records: ['out:b1', 'out:a2', 'out:b2'],
+        // One offset per partition, the last handed over.
+        offsets: [{ member, partitions: ['in/1@21', 'in/0@11'] }],
+        ended: 'commit',
+      },
+    ]);
+    expect([a.committed, b.committed]).toEqual([
+      ['10', '11'],
+      ['20', '21'],
+    ]);
   });
 
   it('sends the records of many tasks waiting behind one request as one', async () => {

@@ -64,6 +64,8 @@ class OpenTransaction {
   readonly onCommitted: Array<() => void> = [];
   /** A call that sends `records` is queued and has not run yet. */
   sendQueued = false;
+  /** A commit is queued and has not begun: it gathers the tasks and seals this as it begins. */
+  commitQueued = false;
 }
 
 export interface ReplicaTransactionOptions {
@@ -179,15 +181,56 @@ export class ReplicaTransaction {
   }
 
   /**
-   * Commits every task at once: each attached task hands over what it handled (its records, its
-   * offset), then the transaction is sealed and its commit queued. `offset` is the asking
-   * task's own, handed over already.
+   * Commits every task at once: the offset of the asking task (handed over already) goes into
+   * the open transaction, and a commit is queued unless one is queued already. The commit
+   * gathers every attached task's hand-over (its records, its offset) and seals the transaction
+   * as it begins, not when asked: a commit asked for while another is under way then carries
+   * everything handled meanwhile, so commits never queue up behind each other (each queued one
+   * would hold the tasks back through `backlog`, and stall them for all the commits ahead).
    */
   commitAll(offset: OffsetToCommit | undefined, onCommitted: () => void): void {
     const open = this.open;
     if (offset) open.offsets.push(offset);
     open.onCommitted.push(onCommitted);
-    if (this.gathering) return; // a task handing over within the pass below
+    if (this.gathering || open.commitQueued) return;
+    open.commitQueued = true;
+    this.call(async () => {
+      // Reopened meanwhile: what was open went with the abort, and each task resumes.
+      if (this.open !== open || !this.seal()) return;
+      const offsets = latestPerPartition(open.offsets);
+      await withDenialsNamed(this.asked(offsetsAsked(offsets)), () => this.commit(open, offsets));
+    });
+  }
+
+  private async commit(open: OpenTransaction, offsets: OffsetToCommit[]): Promise<void> {
+    const started = process.hrtime.bigint();
+    await this.sendRecords(open);
+    const transaction = await this.current();
+    // Noted before the offsets go out: from then on the outcome is the coordinator's.
+    this.journal.committing(undefined);
+    for (const ofMember of byMember(offsets)) {
+      const [{ groupId, member }] = ofMember as [OffsetToCommit];
+      await transaction.sendOffsets({
+        consumerGroupId: groupId,
+        ...(member && { consumerGroupMetadata: member }),
+        topics: byTopic(ofMember),
+      });
+    }
+    await transaction.commit();
+    this.transaction = undefined;
+    this.journal.acknowledged();
+    this.journaled = false;
+    this.options.onCommitSeconds?.(Number(process.hrtime.bigint() - started) / 1e9);
+    for (const committed of open.onCommitted) committed();
+    await this.closeCommittedSpans(offsets);
+  }
+
+  /**
+   * Each attached task hands over what it handled, and the open transaction is sealed: a new
+   * one opens for what comes next. False (and the transaction fails) if a task cannot hand over,
+   * or keeps writes in it that its offset does not cover.
+   */
+  private seal(): boolean {
     this.gathering = true;
     try {
       for (const share of this.attached) {
@@ -196,7 +239,7 @@ export class ReplicaTransaction {
         } catch (error) {
           // What it handed over so far is in the transaction: none of it may commit now.
           this.fail(error, share);
-          return;
+          return false;
         }
       }
     } finally {
@@ -210,32 +253,11 @@ export class ReplicaTransaction {
           new TransactionAbortedError(`${share.key} has writes its offset does not cover`),
           share,
         );
-        return;
+        return false;
       }
     }
     this.open = new OpenTransaction();
-    this.call(async () => {
-      const started = process.hrtime.bigint();
-      await this.sendRecords(open);
-      const transaction = await this.current();
-      // Noted before the offsets go out: from then on the outcome is the coordinator's.
-      this.journal.committing(undefined);
-      for (const offsets of byMember(open.offsets)) {
-        const [{ groupId, member }] = offsets as [OffsetToCommit];
-        await transaction.sendOffsets({
-          consumerGroupId: groupId,
-          ...(member && { consumerGroupMetadata: member }),
-          topics: byTopic(offsets),
-        });
-      }
-      await transaction.commit();
-      this.transaction = undefined;
-      this.journal.acknowledged();
-      this.journaled = false;
-      this.options.onCommitSeconds?.(Number(process.hrtime.bigint() - started) / 1e9);
-      for (const committed of open.onCommitted) committed();
-      await this.closeCommittedSpans(open.offsets);
-    }, offsetsAsked(open.offsets));
+    return true;
   }
 
   /** Resolves once every call queued so far has finished. */
@@ -469,6 +491,17 @@ export class ReplicaTaskProducer implements TaskTransactions {
       );
     this.uncommittedWrites = false;
   }
+}
+
+/**
+ * The last offset handed over for each partition: a task hands over again at the seal what it
+ * handled after it asked for the commit, and its position only moves on.
+ */
+function latestPerPartition(offsets: OffsetToCommit[]): OffsetToCommit[] {
+  const latest = new Map<string, OffsetToCommit>();
+  for (const offset of offsets)
+    latest.set(JSON.stringify([offset.groupId, offset.topic, offset.partition]), offset);
+  return [...latest.values()];
 }
 
 /** The offsets by the group and member they are committed as: one TxnOffsetCommit each. */

@@ -8,9 +8,13 @@ import type { OffsetToCommit, TaskProducer } from './task-producer';
 function recorded() {
   const sent: TopicMessages[][][] = [];
   const commits: Array<OffsetToCommit | undefined> = [];
+  const unanswered: Array<() => void> = [];
   const producer = {
     send: (requests: TopicMessages[][]) => sent.push(requests),
-    commit: (offset: OffsetToCommit | undefined) => commits.push(offset),
+    commit: (offset: OffsetToCommit | undefined, onCommitted: () => void) => {
+      commits.push(offset);
+      unanswered.push(onCommitted);
+    },
   } as unknown as TaskProducer;
   const output = new TaskOutput(
     producer,
@@ -18,7 +22,9 @@ function recorded() {
     { groupId: 'g', topic: 't', partition: 0 },
   );
   output.begin();
-  return { output, sent, commits };
+  /** The coordinator accepts every commit asked for so far. */
+  const answer = () => unanswered.splice(0).forEach((onCommitted) => onCommitted());
+  return { output, sent, commits, answer };
 }
 
 describe('a task’s transaction', () => {
@@ -64,12 +70,13 @@ describe('a task’s transaction', () => {
   });
 
   it('is quiet again after a commit, and after a discard', () => {
-    const { output, sent, commits } = recorded();
+    const { output, sent, commits, answer } = recorded();
     output.add('results', record, true);
     const member = { generationId: 3, memberId: 'm' };
     output.commit('7', undefined, member, () => {});
     expect(sent).toHaveLength(1);
     expect(commits).toEqual([{ groupId: 'g', topic: 't', partition: 0, offset: '7', member }]);
+    answer();
     output.add('changelog', record, false);
     output.flush();
     expect(output.due(now + 150, false)).toBe(false);
@@ -79,5 +86,25 @@ describe('a task’s transaction', () => {
     output.add('changelog', record, false);
     output.flush();
     expect(output.due(now + 150, false)).toBe(false);
+  });
+
+  it('is not due while its last commit is unanswered, however long that takes', () => {
+    const { output, commits, answer } = recorded();
+    const answered: string[] = [];
+    output.add('results', record, true);
+    output.commit('7', undefined, undefined, () => answered.push('7'));
+    output.add('results', record, true);
+    output.flush();
+    expect(output.due(now + 5_000, false)).toBe(false);
+    answer();
+    expect(answered).toEqual(['7']);
+    expect(output.due(now + 150, false)).toBe(true);
+    // A commit that failed is never answered: the task's next transaction starts afresh.
+    output.commit('8', undefined, undefined, () => answered.push('8'));
+    output.discard();
+    output.add('results', record, true);
+    output.flush();
+    expect(output.due(now + 150, false)).toBe(true);
+    expect(commits.map((c) => c?.offset)).toEqual(['7', '8']);
   });
 });

@@ -3,7 +3,9 @@
 // its transaction began (the commit interval runs from there). A transaction no reader waits for
 // (state changes, positions, partials of windows that fire on the watermark) is quiet: it may
 // collect for the longer quiet interval, so that many tasks commit far fewer transactions
-// without delaying a single result.
+// without delaying a single result. A task asks for its next commit only once its last one is
+// answered, as Kafka Streams commits synchronously: commits asked for faster than the broker
+// answers them would queue up behind each other, each holding the task back (`backlog`).
 import type { ConsumerGroupMetadata, Message } from 'kafkajs';
 
 import { RecordCollector } from './record-collector';
@@ -24,6 +26,8 @@ export class TaskOutput {
   /** A record a reader waits for was collected since the last queued commit. */
   private awaited = false;
   private startedAt = 0;
+  /** The last commit asked for is not answered yet. */
+  private unanswered = false;
 
   constructor(
     private readonly producer: TaskTransactions,
@@ -60,7 +64,7 @@ export class TaskOutput {
    * outside the collected records), else the quiet interval.
    */
   due(now: number, awaitedElsewhere: boolean): boolean {
-    if (!this.pending) return false;
+    if (!this.pending || this.unanswered) return false;
     const { commitMs, quietMs } = this.intervals;
     return now - this.startedAt >= (this.awaited || awaitedElsewhere ? commitMs : quietMs);
   }
@@ -80,17 +84,25 @@ export class TaskOutput {
     this.pending = false;
     this.awaited = false;
     this.startedAt = Date.now();
+    this.unanswered = true;
     this.producer.commit(
       offset === undefined ? undefined : { ...this.input, offset, metadata, member },
-      onCommitted,
+      () => {
+        this.unanswered = false;
+        onCommitted();
+      },
     );
   }
 
-  /** Forgets what was collected and not handed over (a fence aborts what was). */
+  /**
+   * Forgets what was collected and not handed over (a fence aborts what was), and a commit
+   * that failed and so is never answered.
+   */
   discard(): void {
     this.collector.clear();
     this.pending = false;
     this.awaited = false;
+    this.unanswered = false;
   }
 
   /** A transaction begins now (the task resumed). */
