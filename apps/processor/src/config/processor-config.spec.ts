@@ -17,7 +17,7 @@ describe('loadProcessorConfig', () => {
       topicPrefix: 'sluice',
       commitIntervalMs: 100,
       quietCommitIntervalMs: 1000,
-      processingGuarantee: 'exactly_once',
+      processingGuarantee: 'exactly_once_v2',
       replicaTransactions: 1,
       sourcePartitions: 6,
       statsIntervalMs: 5000,
@@ -46,8 +46,8 @@ describe('loadProcessorConfig', () => {
   });
 
   it('takes either processing guarantee and refuses anything else', () => {
-    expect(loadProcessorConfig({ PROCESSING_GUARANTEE: 'exactly_once_v2' })).toMatchObject({
-      processingGuarantee: 'exactly_once_v2',
+    expect(loadProcessorConfig({ PROCESSING_GUARANTEE: 'exactly_once' })).toMatchObject({
+      processingGuarantee: 'exactly_once',
     });
     expect(() => loadProcessorConfig({ PROCESSING_GUARANTEE: 'at_least_once' })).toThrow(
       'PROCESSING_GUARANTEE must be one of exactly_once, exactly_once_v2',

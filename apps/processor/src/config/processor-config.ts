@@ -83,16 +83,18 @@ export class ProcessorEnvironment extends ServiceEnvironment {
 
   /**
    * How the replica's writes and offset commits are made atomic (docs/design.md §5):
-   * `exactly_once`, a transactional producer per task (input partition); `exactly_once_v2`, one
-   * transaction per replica for all its tasks (Kafka Streams' exactly_once_v2), which needs a
-   * PROCESSOR_ID of its own for every replica of the group.
+   * `exactly_once_v2` (the default, Kafka Streams' own), one transaction per replica for all
+   * its tasks, fenced by the group's generation (KIP-447), which needs a PROCESSOR_ID of its own
+   * for every replica of the group; `exactly_once`, a transactional producer per task (input
+   * partition), fenced by its transactional id (EOS-v1): a transaction per task and commit, so
+   * the broker's work grows with the number of tasks.
    */
   @IsOptional()
   @Transform(trimmed)
   @IsIn(PROCESSING_GUARANTEES, {
     message: `PROCESSING_GUARANTEE must be one of ${PROCESSING_GUARANTEES.join(', ')}`,
   })
-  PROCESSING_GUARANTEE: ProcessingGuarantee = 'exactly_once';
+  PROCESSING_GUARANTEE: ProcessingGuarantee = 'exactly_once_v2';
 
   /**
    * exactly_once_v2: how many transactions the replica runs at once, each with a producer of
