@@ -8,10 +8,11 @@
 // broker's answers (the committed offset read with require_stable, the changelog read to its
 // stable end).
 //
-// A commit takes every running task's position at one instant: `commitAll` asks each task, in
-// one synchronous pass, to hand over what it has handled, and seals the transaction there.
-// Tasks change their state only between awaits, so no task is caught halfway through a batch;
-// what any task sends after the pass goes into the next transaction. One failure, of the
+// A commit takes every running task's position at one instant: as the commit begins, each task
+// is asked, in one synchronous pass, to hand over what it has handled, and the transaction is
+// sealed there. Tasks change their state only between awaits, and a task whose step threw
+// halfway hands nothing over (task.ts), so no task is caught halfway through a batch; what any
+// task sends after the pass goes into the next transaction. One failure, of the
 // producer or of any task with writes in the transaction, aborts the transaction for all: every
 // task attached to it is then replaced, and rebuilds from what was committed.
 import type { Admin, Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';

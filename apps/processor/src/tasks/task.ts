@@ -51,6 +51,13 @@ export abstract class Task extends TaskKind {
    * half done, so a commit of the replica's (exactly_once_v2) must not take it meanwhile.
    */
   private broken = false;
+  /**
+   * The synchronous part of a batch or tick is under way: set before it and cleared after it,
+   * so a throw leaves it set. The step's rejection reaches `exclusive` (which marks the task
+   * broken) only a microtask later, and a commit of the replica's that begins in between must
+   * not take the half-done step.
+   */
+  private midStep = false;
 
   constructor(
     readonly topic: string,
@@ -161,6 +168,7 @@ export abstract class Task extends TaskKind {
     return this.exclusive(async () => {
       if (generation !== this.resumes) return undefined;
       if (await this.checkAndReposition()) return 'reposition';
+      this.midStep = true;
       const [again, fresh] = splitAt(batch, this.position);
       if (again.length > 0) this.reread(again);
       this.handle(fresh);
@@ -170,6 +178,7 @@ export abstract class Task extends TaskKind {
       this.lag = Number(batch.offsetLag());
       this.output.flush();
       if (this.output.due(Date.now(), this.awaitsCommit())) this.commit();
+      this.midStep = false;
       // Bounded: when the broker falls behind, the consumer waits for it.
       if (this.producer.backlog > 8) await this.producer.idle();
       return undefined;
@@ -181,9 +190,11 @@ export abstract class Task extends TaskKind {
     return this.exclusive(async () => {
       if (!this.lifecycle.is('running')) return undefined;
       if (await this.checkAndReposition()) return 'reposition';
+      this.midStep = true;
       this.onTick(now);
       this.output.flush();
       if (this.output.due(now, this.awaitsCommit())) this.commit();
+      this.midStep = false;
       return undefined;
     });
   }
@@ -275,7 +286,7 @@ export abstract class Task extends TaskKind {
    * has handled (called synchronously, between two of the task's own steps).
    */
   private handOverToReplicaCommit(): void {
-    if (!this.lifecycle.is('running') || this.broken) return;
+    if (!this.lifecycle.is('running') || this.broken || this.midStep) return;
     this.output.flush();
     if (this.output.hasPending) this.commit();
     // The replica's next transaction begins now for this task too: its interval runs from here.

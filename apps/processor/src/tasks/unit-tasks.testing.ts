@@ -94,17 +94,22 @@ function unitContext(intervals: CommitIntervals): TaskContext {
 
 const memory = () => ({ acknowledged: undefined, journal: new TransactionJournal() });
 
-/** Partition 0 of TOPIC; `known`: the pipelines the registry knows (running here or not). */
+/**
+ * Partition 0 of TOPIC; `known`: the pipelines the registry knows (running here or not);
+ * `replicaTransactions`: a stand-in for the replica's (exactly_once_v2).
+ */
 export function sourceTask(
   pipelines: PipelineSet,
   known: () => LinearStored[],
   intervals = EVERY_100_MS,
+  replicaTransactions?: TaskContext['replicaTransactions'],
 ): SourceDriven {
   const task = new SourceTask(
     TOPIC,
     0,
     {
       ...unitContext(intervals),
+      replicaTransactions,
       pipelines,
       dlqTopic: 'unit.dlq',
       lookups: NO_LOOKUPS,
