@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { ensureTopics, fetchTopicOffsets, retryRetriable } from '@sluice/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 
 const root = resolve(__dirname, '../..');
@@ -132,11 +133,12 @@ describe('KAFKA_NODES=3 npm run kafka:up, kafka:kill, kafka:down', () => {
     await admin.connect();
     try {
       expect((await admin.describeCluster()).brokers).toHaveLength(3);
-      await admin.createTopics({
-        topics: [{ topic: 'replicated', numPartitions: 3 }],
-        waitForLeaders: true,
-      });
-      const [metadata] = (await admin.fetchTopicMetadata({ topics: ['replicated'] })).topics;
+      await ensureTopics(admin, [{ topic: 'replicated', numPartitions: 3 }]);
+      // Each node learns of a new topic from the controller in its own time, and kafkajs asks
+      // any of them: one that has not yet answers UNKNOWN_TOPIC_OR_PARTITION (CI, session 30).
+      const [metadata] = await retryRetriable(
+        async () => (await admin.fetchTopicMetadata({ topics: ['replicated'] })).topics,
+      );
       expect(metadata!.partitions.map((p) => p.replicas.length)).toEqual([3, 3, 3]);
       const configs = await admin.describeConfigs({
         resources: [{ type: 2, name: 'replicated', configNames: ['min.insync.replicas'] }],
@@ -160,7 +162,7 @@ describe('KAFKA_NODES=3 npm run kafka:up, kafka:kill, kafka:down', () => {
       expect(again).toContain('starting node 2');
       expect(again).toContain('node 1 already running');
       expect(again).toContain('node 3 already running');
-      const ends = await admin.fetchTopicOffsets('replicated');
+      const ends = await fetchTopicOffsets(admin, 'replicated');
       expect(ends.reduce((sum, p) => sum + Number(p.high), 0)).toBe(30);
     } finally {
       await admin.disconnect();
