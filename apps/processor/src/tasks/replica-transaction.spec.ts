@@ -103,7 +103,7 @@ function records(topic: string, ...values: string[]): TopicMessages[][] {
 
 /** A task stand-in: what it handled since its last hand-over, handed over when asked. */
 class FakeTask {
-  pending: { values: string[]; at: string } | undefined;
+  pending: { values: string[]; at: string; buffered?: boolean } | undefined;
   committed: string[] = [];
   /** How the task answers a hand-over: as asked, not at all (a step of it threw), or throwing. */
   handsOver: 'yes' | 'no' | 'throws' = 'yes';
@@ -122,12 +122,18 @@ class FakeTask {
     this.pending = { values, at };
   }
 
+  /** Handles records whose output the task holds until it hands over (a task's own buffer). */
+  handleBuffered(at: string, ...values: string[]): void {
+    this.pending = { values, at, buffered: true };
+  }
+
   handOver(): void {
     if (this.handsOver === 'no') return;
     if (this.handsOver === 'throws') throw new Error('beforeCommit failed');
     const pending = this.pending;
     if (!pending) return;
     this.pending = undefined;
+    if (pending.buffered) this.share.send(records('out', ...pending.values));
     this.share.commit(offset(this.topic, this.partition, pending.at), () =>
       this.committed.push(pending.at),
     );
@@ -227,6 +233,34 @@ describe('ReplicaTransaction', () => {
     expect([a.committed, b.committed]).toEqual([
       ['10', '11'],
       ['20', '21'],
+    ]);
+  });
+
+  it('queues no send call for the records handed over as a commit seals: the commit sends them', async () => {
+    let committing!: () => void;
+    const commitUnderWay = new Promise<void>((resolve) => (committing = resolve));
+    let release!: () => void;
+    const broker = recordingKafka({
+      commitWaitsFor: new Promise<void>((resolve) => (release = resolve)),
+      onCommit: committing,
+    });
+    const replica = replicaOn(broker.kafka);
+    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
+    await a.share.fence();
+    await b.share.fence();
+    a.handleBuffered('10', 'a1');
+    b.handleBuffered('20', 'b1');
+    a.handOver();
+    await commitUnderWay;
+    expect(replica.backlog).toBe(1); // the commit alone
+    release();
+    await replica.idle();
+    expect(broker.transactions).toEqual([
+      {
+        records: ['out:a1', 'out:b1'],
+        offsets: [{ member, partitions: ['in/0@10', 'in/1@20'] }],
+        ended: 'commit',
+      },
     ]);
   });
 

@@ -197,7 +197,10 @@ export class ReplicaTransaction {
     open.commitQueued = true;
     this.call(async () => {
       // Reopened meanwhile: what was open went with the abort, and each task resumes.
-      if (this.open !== open || !this.seal()) return;
+      if (this.open !== open) return;
+      // The commit sends what the hand-overs add: a send call queued for them would find nothing.
+      open.sendQueued = true;
+      if (!this.seal()) return;
       const offsets = latestPerPartition(open.offsets);
       await withDenialsNamed(this.asked(offsetsAsked(offsets)), () => this.commit(open, offsets));
     });
