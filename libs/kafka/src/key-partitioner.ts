@@ -46,6 +46,11 @@ export function keyHash(key: Buffer | string): number {
   return murmur2(Buffer.from(key));
 }
 
+/** The partition of `partitions` a record with this key goes to. */
+export function keyPartition(key: Buffer | string, partitions: number): number {
+  return (keyHash(key) & 0x7fffffff) % partitions;
+}
+
 /**
  * kafkajs' DefaultPartitioner with the hash above: a message's own partition if it names one,
  * else its key's, else kafkajs' round robin (delegated, unchanged).
@@ -56,6 +61,6 @@ export const KeyPartitioner: ICustomPartitioner = () => {
     const { message, partitionMetadata } = args;
     if (message.partition !== null && message.partition !== undefined) return message.partition;
     if (message.key === null || message.key === undefined) return keyless(args);
-    return (keyHash(message.key) & 0x7fffffff) % partitionMetadata.length;
+    return keyPartition(message.key, partitionMetadata.length);
   };
 };

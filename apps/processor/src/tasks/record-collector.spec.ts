@@ -1,6 +1,10 @@
 import fc from 'fast-check';
+import type { Message } from 'kafkajs';
+
+import { keyPartition } from '@sluice/kafka';
 
 import { RecordCollector } from './record-collector';
+import type { DrainOptions } from './record-collector';
 
 describe('RecordCollector', () => {
   it('drains nothing when nothing was added', () => {
@@ -19,7 +23,7 @@ describe('RecordCollector', () => {
         (messages, bound) => {
           const collector = new RecordCollector();
           for (const { topic, value } of messages) collector.add(topic, { key: null, value });
-          const requests = collector.drain(bound);
+          const requests = collector.drain({ requestBytes: bound, partitionBytes: bound });
           expect(collector.isEmpty).toBe(true);
           const sent = new Map<string, unknown[]>();
           for (const request of requests) {
@@ -41,5 +45,75 @@ describe('RecordCollector', () => {
         },
       ),
     );
+  });
+
+  const sizeOf = (m: Message) => String(m.key ?? '').length + String(m.value).length + 64;
+
+  it('keeps each partition of a request under its bound, measured where kafkajs places each record', () => {
+    const counts: Record<string, number> = { out: 6, late: 1, 'sluice.p.changelog': 3 };
+    const message = fc.record({
+      topic: fc.constantFrom('out', 'late', 'sluice.p.changelog', 'unknown'),
+      key: fc.option(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), { nil: null }),
+      value: fc.string({ maxLength: 300 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(message, { maxLength: 300 }),
+        fc.integer({ min: 200, max: 5000 }),
+        fc.integer({ min: 1, max: 4 }),
+        (messages, partitionBytes, times) => {
+          const options: DrainOptions = {
+            partitionsOf: (topic) => counts[topic],
+            partitionBytes,
+            requestBytes: partitionBytes * times,
+          };
+          const collector = new RecordCollector();
+          for (const { topic, key, value } of messages) collector.add(topic, { key, value });
+          const requests = collector.drain(options);
+          const sent = new Map<string, unknown[]>();
+          for (const request of requests) {
+            const all = request.flatMap((t) => t.messages);
+            const bytes = all.reduce((sum, m) => sum + sizeOf(m), 0);
+            // Per topic: its fullest partition, plus its keyless records (any may take them all).
+            for (const { topic, messages: batch } of request) {
+              const placed = new Map<number, number>();
+              let keyless = 0;
+              for (const m of batch) {
+                if (m.key === null) keyless += sizeOf(m);
+                else {
+                  const p = keyPartition(String(m.key), counts[topic] ?? 1);
+                  placed.set(p, (placed.get(p) ?? 0) + sizeOf(m));
+                }
+              }
+              if (Math.max(0, ...placed.values()) + keyless > partitionBytes)
+                expect(all).toHaveLength(1);
+            }
+            if (bytes > options.requestBytes!) expect(all).toHaveLength(1);
+            for (const { topic, messages: batch } of request)
+              sent.set(topic, [...(sent.get(topic) ?? []), ...batch.map((m) => m.value)]);
+          }
+          for (const topic of new Set(messages.map((m) => m.topic)))
+            expect(sent.get(topic)).toEqual(
+              messages.filter((m) => m.topic === topic).map((m) => m.value),
+            );
+        },
+      ),
+    );
+  });
+
+  it('fills a request across partitions where it knows them, and per topic where it does not', () => {
+    const add = (collector: RecordCollector) => {
+      for (let i = 0; i < 600; i++)
+        collector.add('out', { key: `k${i}`, value: 'x'.repeat(1000 - 64 - String(i).length - 1) });
+    };
+    const known = new RecordCollector();
+    add(known);
+    const unknown = new RecordCollector();
+    add(unknown);
+    const limits = { partitionBytes: 100_000, requestBytes: 400_000 };
+    // 600,000 bytes over 6 partitions: two requests of about 400,000 and 200,000.
+    expect(known.drain({ ...limits, partitionsOf: () => 6 })).toHaveLength(2);
+    // Without the partition count, each request holds what one partition could take.
+    expect(unknown.drain(limits)).toHaveLength(6);
   });
 });

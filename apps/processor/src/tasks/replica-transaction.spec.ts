@@ -85,6 +85,7 @@ function recordingKafka(
         disconnect: async () => undefined,
         transaction: async () => transaction,
         transactionalIdentity: () => ({ producerId: '7', producerEpoch: epoch }),
+        partitionCount: () => 6,
       };
     },
   } as unknown as Kafka;

@@ -385,7 +385,11 @@ export class ReplicaTransaction {
   private async sendRecords(open: OpenTransaction): Promise<void> {
     open.sendQueued = false;
     if (open.records.isEmpty) return;
-    const requests = open.records.drain();
+    const producer = this.producer;
+    // Measured per partition where the producer knows the topic's, so requests carry more.
+    const requests = open.records.drain({
+      partitionsOf: (topic) => producer?.partitionCount(topic),
+    });
     const transaction = await this.current();
     await withDenialsNamed(
       this.asked({ topic: onTopics('Write', [...new Set(requests.flat().map((r) => r.topic))]) }),
