@@ -12,8 +12,8 @@ export const PARTITION_BYTES = 256 * 1024;
 /**
  * What one request carries over all its partitions. A transaction's producer has one request in
  * flight at a time, so each costs a round trip in which no other record goes out: cut at 256 KiB
- * in all (as before), the table join's replica waited on its sends for 78% of a run, and 1 MiB
- * ran it 1.19 to 1.33 times faster (README, Performance, joins, session 31); 4 MiB gained no more.
+ * in all, the table join's sender was busy 78% of a run, and the join ran 1.02 to 1.22 times as
+ * fast with 1 MiB in same-run pairs (README, Joins, session 31); 4 MiB gained no more.
  */
 export const REQUEST_BYTES = 1024 * 1024;
 
