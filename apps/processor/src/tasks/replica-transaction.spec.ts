@@ -22,6 +22,8 @@ function recordingKafka(
     /** Each commit waits for this (an EndTxn under way), after calling `onCommit`. */
     commitWaitsFor?: Promise<void>;
     onCommit?: () => void;
+    /** The partition count the producer's metadata gives every topic (unset: 6). */
+    partitions?: number | undefined;
   } = {},
 ) {
   const transactions: RecordedTransaction[] = [];
@@ -85,7 +87,7 @@ function recordingKafka(
         disconnect: async () => undefined,
         transaction: async () => transaction,
         transactionalIdentity: () => ({ producerId: '7', producerEpoch: epoch }),
-        partitionCount: () => 6,
+        partitionCount: () => ('partitions' in options ? options.partitions : 6),
       };
     },
   } as unknown as Kafka;
@@ -263,6 +265,25 @@ describe('ReplicaTransaction', () => {
         ended: 'commit',
       },
     ]);
+  });
+
+  it('fills its requests per partition where the producer knows the partitions', async () => {
+    const sent = async (partitions: number | undefined) => {
+      const broker = recordingKafka({ partitions });
+      const replica = replicaOn(broker.kafka);
+      const task = new FakeTask(replica, 'in', 0);
+      await task.share.fence();
+      // 600 keyed records of 1,000 bytes: over twice what one partition takes in a request.
+      const messages = Array.from({ length: 600 }, (_, i) => ({
+        key: `k${i}`,
+        value: `v${i}`.padEnd(1000 - 64 - `k${i}`.length, '.'),
+      }));
+      task.share.send([[{ topic: 'out', messages }]]);
+      await replica.idle();
+      return broker.sendCalls.length;
+    };
+    expect(await sent(6)).toBe(1);
+    expect(await sent(undefined)).toBe(3);
   });
 
   it('sends the records of many tasks waiting behind one request as one', async () => {
