@@ -11,10 +11,11 @@ export const PARTITION_BYTES = 256 * 1024;
 
 /**
  * What one request carries over all its partitions (a task's own producer's too, under
- * `exactly_once`, whose topics count as one partition each). A transaction's producer has one request in
- * flight at a time, so each costs a round trip in which no other record goes out: cut at 256 KiB
- * in all, the table join's sender was busy 78% of a run, and the join ran 1.02 to 1.22 times as
- * fast with 1 MiB in same-run pairs (README, Joins, session 31); 4 MiB gained no more.
+ * `exactly_once`, whose topics count as one partition each). A transaction's producer has one
+ * request in flight at a time, so each costs a round trip in which no other record goes out:
+ * cut at 256 KiB in all, the table join's sender was busy 78% of a run, and the join ran 1.02 to
+ * 1.22 times as fast with 1 MiB in same-run pairs (README, Joins, session 31); 4 MiB gained no
+ * more.
  */
 export const REQUEST_BYTES = 1024 * 1024;
 
