@@ -10,7 +10,7 @@ export {
 export type { KafkaSecurity, SaslMechanism } from './security';
 export type { KafkaClientOptions } from './client';
 export { ensureTopics } from './topics';
-export { KeyPartitioner, keyHash, keyPartition, murmur2 } from './key-partitioner';
+export { KeyPartitioner, keyHash, keyPartition, murmur2, placedPartition } from './key-partitioner';
 export type { TopicSpec } from './topics';
 export { groupOwner, scratchGroupId } from './access/scratch-groups';
 export { readTopicToEnd } from './read-topic-to-end';

@@ -6,7 +6,7 @@
 // multiply, xor or shift of which only the low 32 bits are ever read, so Math.imul gives the
 // same result (a property test holds it to kafkajs' on any key).
 import { Partitioners } from 'kafkajs';
-import type { ICustomPartitioner, PartitionerArgs } from 'kafkajs';
+import type { ICustomPartitioner, Message, PartitionerArgs } from 'kafkajs';
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
@@ -48,7 +48,17 @@ export function keyHash(key: Buffer | string): number {
 
 /** The partition of `partitions` a record with this key goes to. */
 export function keyPartition(key: Buffer | string, partitions: number): number {
-  return (keyHash(key) & 0x7fffffff) % partitions;
+  return partitions === 1 ? 0 : (keyHash(key) & 0x7fffffff) % partitions;
+}
+
+/**
+ * Where KeyPartitioner puts `message` among `partitions`, short of its round robin: the
+ * partition the message names, else its key's; undefined for a message with neither.
+ */
+export function placedPartition(message: Message, partitions: number): number | undefined {
+  if (message.partition !== null && message.partition !== undefined) return message.partition;
+  if (message.key === null || message.key === undefined) return undefined;
+  return keyPartition(message.key, partitions);
 }
 
 /**
@@ -57,10 +67,6 @@ export function keyPartition(key: Buffer | string, partitions: number): number {
  */
 export const KeyPartitioner: ICustomPartitioner = () => {
   const keyless = Partitioners.DefaultPartitioner();
-  return (args: PartitionerArgs) => {
-    const { message, partitionMetadata } = args;
-    if (message.partition !== null && message.partition !== undefined) return message.partition;
-    if (message.key === null || message.key === undefined) return keyless(args);
-    return keyPartition(message.key, partitionMetadata.length);
-  };
+  return (args: PartitionerArgs) =>
+    placedPartition(args.message, args.partitionMetadata.length) ?? keyless(args);
 };

@@ -1,5 +1,5 @@
 // The records a task produces between two sends, per topic, cut into requests the broker takes.
-import { keyPartition } from '@sluice/kafka';
+import { placedPartition } from '@sluice/kafka';
 import type { Message, TopicMessages } from 'kafkajs';
 
 /**
@@ -109,12 +109,12 @@ export class RecordCollector {
   }
 }
 
-/** The partition KeyPartitioner gives the record among `partitions`; undefined: round robin. */
+/** The partition KeyPartitioner gives the record among `partitions`; undefined: any of them. */
 function placed(message: Message, partitions: number): number | undefined {
-  if (message.partition !== undefined && message.partition !== null)
-    return message.partition >= 0 && message.partition < partitions ? message.partition : undefined;
-  if (message.key === null || message.key === undefined) return undefined;
-  return partitions === 1 ? 0 : keyPartition(message.key, partitions);
+  const partition = placedPartition(message, partitions);
+  return partition !== undefined && partition >= 0 && partition < partitions
+    ? partition
+    : undefined;
 }
 
 function sizeOf(value: Message['value'] | Message['key']): number {

@@ -160,6 +160,16 @@ const settledAdmin = {
     ),
 } as unknown as Admin;
 
+/** Two tasks, of partitions 0 and 1 of `in`, attached to the replica's transaction. */
+async function fencedPair(replica: ReplicaTransaction): Promise<[FakeTask, FakeTask]> {
+  const pair: [FakeTask, FakeTask] = [
+    new FakeTask(replica, 'in', 0),
+    new FakeTask(replica, 'in', 1),
+  ];
+  for (const task of pair) await task.share.fence();
+  return pair;
+}
+
 function replicaOn(kafka: Kafka) {
   return new ReplicaTransaction({
     kafka,
@@ -207,9 +217,7 @@ describe('ReplicaTransaction', () => {
     const firstCommitUnderWay = new Promise<void>((resolve) => (committing = resolve));
     const broker = recordingKafka({ commitWaitsFor: endTxnAnswered, onCommit: committing });
     const replica = replicaOn(broker.kafka);
-    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
-    await a.share.fence();
-    await b.share.fence();
+    const [a, b] = await fencedPair(replica);
     a.handle('10', 'a1');
     a.handOver();
     await firstCommitUnderWay;
@@ -248,9 +256,7 @@ describe('ReplicaTransaction', () => {
       onCommit: committing,
     });
     const replica = replicaOn(broker.kafka);
-    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
-    await a.share.fence();
-    await b.share.fence();
+    const [a, b] = await fencedPair(replica);
     a.handleBuffered('10', 'a1');
     b.handleBuffered('20', 'b1');
     a.handOver();
@@ -301,9 +307,7 @@ describe('ReplicaTransaction', () => {
   it('aborts for all when a task leaves writes no commit covers, and replaces every task', async () => {
     const broker = recordingKafka();
     const replica = replicaOn(broker.kafka);
-    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
-    await a.share.fence();
-    await b.share.fence();
+    const [a, b] = await fencedPair(replica);
     a.handle('10', 'a1');
     b.handle('20', 'b1');
     await a.share.close(); // a failed: its record a1 is in the transaction without its offset
@@ -337,9 +341,7 @@ describe('ReplicaTransaction', () => {
   it('aborts for all when a task with writes in the transaction does not hand over', async () => {
     const broker = recordingKafka();
     const replica = replicaOn(broker.kafka);
-    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
-    await a.share.fence();
-    await b.share.fence();
+    const [a, b] = await fencedPair(replica);
     b.handle('20', 'b1'); // b's next step throws before it hands over: not closed yet
     b.handsOver = 'no';
     a.handle('10', 'a1');
@@ -354,9 +356,7 @@ describe('ReplicaTransaction', () => {
   it('aborts for all when a hand-over throws halfway through the pass', async () => {
     const broker = recordingKafka();
     const replica = replicaOn(broker.kafka);
-    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
-    await a.share.fence();
-    await b.share.fence();
+    const [a, b] = await fencedPair(replica);
     a.handle('10', 'a1');
     b.handle('20', 'b1');
     b.handsOver = 'throws';
@@ -381,9 +381,7 @@ describe('ReplicaTransaction', () => {
     });
     const broker = recordingKafka({ failOffsets: refusal });
     const replica = replicaOn(broker.kafka);
-    const [a, b] = [0, 1].map((p) => new FakeTask(replica, 'in', p)) as [FakeTask, FakeTask];
-    await a.share.fence();
-    await b.share.fence();
+    const [a, b] = await fencedPair(replica);
     a.handle('10', 'a1');
     b.handle('20', 'b1');
     a.handOver();
