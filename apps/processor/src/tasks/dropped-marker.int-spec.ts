@@ -25,6 +25,7 @@ import type { ActivePipeline } from '../pipelines/active-pipeline';
 import { PipelineSet } from '../pipelines/pipeline-set';
 import { StateManager } from '../state/state-manager';
 import { HangingCommitError } from './open-transactions';
+import { RecordCollector } from './record-collector';
 import { StatefulTask } from './stateful-task';
 import { TaskProducer, transactionalId } from './task-producer';
 import { partitionKey, TransactionJournal } from './transaction-journal';
@@ -109,7 +110,7 @@ describe('a transaction of a task left open on its changelog after the fence', (
     const own = new TaskProducer(kafka, transactionalId(group, repartition!, 0), logger, journal);
     await own.fence();
     for (const g of ['gbp', 'usd']) stage.add(input(g, 1));
-    own.send([[changes()]]);
+    own.send(RecordCollector.of(changes()));
     own.commit(offset('10'), () => undefined);
     own.commit(offset('20'), () => undefined);
     await own.idle();

@@ -23,7 +23,7 @@ function recordingShare() {
     error: undefined,
     backlog: 0,
     fence: async () => undefined,
-    send: (requests) => handedOver.records.push(requests),
+    send: (records) => handedOver.records.push(records.drain()),
     commit: (offset: OffsetToCommit | undefined) => handedOver.offsets.push(offset?.offset),
     idle: async () => undefined,
     close: async () => undefined,

@@ -28,6 +28,7 @@ import { ProcessorMetrics } from '../observability/processor-metrics';
 import { activePipeline } from '../pipelines/active-pipeline';
 import { PipelineSet } from '../pipelines/pipeline-set';
 import { StateManager } from '../state/state-manager';
+import { RecordCollector } from './record-collector';
 import { StatefulTask } from './stateful-task';
 import { TaskProducer, transactionalId } from './task-producer';
 import { TransactionJournal } from './transaction-journal';
@@ -117,14 +118,16 @@ describe('a commit whose markers are pending when its partition changes hands', 
     );
     await previous.fence();
     for (const group of ['gbp', 'usd']) stage.add(input(group, 1));
-    previous.send([changes()]);
+    previous.send(RecordCollector.of(...changes()));
     previous.commit(offset('10'), () => undefined);
     await previous.idle();
     for (const group of ['eur', 'chf', 'jpy']) stage.add(input(group, 2));
-    previous.send([
-      changes(),
-      [{ topic: output, messages: [{ key: 'k', value: 'result of T2' }] }],
-    ]);
+    previous.send(
+      RecordCollector.of(...changes(), {
+        topic: output,
+        messages: [{ key: 'k', value: 'result of T2' }],
+      }),
+    );
     await previous.idle();
     expect(previous.error).toBeUndefined();
 

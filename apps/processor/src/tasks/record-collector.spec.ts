@@ -11,6 +11,36 @@ describe('RecordCollector', () => {
     expect(new RecordCollector().drain()).toEqual([]);
   });
 
+  it('takes all of another collector behind its own records, per topic in order', () => {
+    const topic = fc.constantFrom('out', 'late', 'sluice.p.changelog');
+    const records = fc.array(fc.record({ topic, value: fc.string({ maxLength: 20 }) }), {
+      maxLength: 50,
+    });
+    fc.assert(
+      fc.property(records, records, (first, second) => {
+        const collector = RecordCollector.of(
+          ...first.map(({ topic, value }) => ({ topic, messages: [{ value }] })),
+        );
+        const other = RecordCollector.of(
+          ...second.map(({ topic, value }) => ({ topic, messages: [{ value }] })),
+        );
+        collector.takeAll(other);
+        expect(other.isEmpty).toBe(true);
+        expect(other.size).toBe(0);
+        // What it took is its own: the other collector, filled again, leaves it as it is.
+        other.add('out', { value: 'added to the other one afterwards' });
+        expect(collector.size).toBe(first.length + second.length);
+        const drained = collector.drain({ requestBytes: Infinity, partitionBytes: Infinity });
+        const values = (of: string) =>
+          drained.flat().flatMap((t) => (t.topic === of ? t.messages.map((m) => m.value) : []));
+        for (const name of ['out', 'late', 'sluice.p.changelog'])
+          expect(values(name)).toEqual(
+            [...first, ...second].filter((r) => r.topic === name).map((r) => r.value),
+          );
+      }),
+    );
+  });
+
   it('keeps every record, in order per topic, in requests under the size bound', () => {
     const message = fc.record({
       topic: fc.constantFrom('out', 'late', 'sluice.p.changelog'),

@@ -34,6 +34,14 @@ export class RecordCollector {
   private readonly pending = new Map<string, Message[]>();
   private count = 0;
 
+  /** A collector holding these records, in order. */
+  static of(...topicMessages: TopicMessages[]): RecordCollector {
+    const records = new RecordCollector();
+    for (const { topic, messages } of topicMessages)
+      for (const message of messages) records.add(topic, message);
+    return records;
+  }
+
   get isEmpty(): boolean {
     return this.pending.size === 0;
   }
@@ -51,6 +59,21 @@ export class RecordCollector {
     }
     messages.push(message);
     this.count += 1;
+  }
+
+  /**
+   * Moves everything `other` collected behind what this one holds, topic by topic, in order;
+   * `other` empties. A topic new here takes `other`'s array as it is, so no record is copied.
+   */
+  takeAll(other: RecordCollector): void {
+    for (const [topic, messages] of other.pending) {
+      const mine = this.pending.get(topic);
+      if (mine === undefined) this.pending.set(topic, messages);
+      else for (const message of messages) mine.push(message);
+    }
+    this.count += other.count;
+    other.pending.clear();
+    other.count = 0;
   }
 
   /**

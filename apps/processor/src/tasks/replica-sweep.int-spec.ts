@@ -20,6 +20,7 @@ import {
 import { uniqueName } from '@sluice/kafka/testing';
 
 import { HangingCommitError } from './open-transactions';
+import { RecordCollector } from './record-collector';
 import { ReplicaTransaction } from './replica-transaction';
 import { partitionKey, TransactionJournal } from './transaction-journal';
 
@@ -139,7 +140,8 @@ describe("the replica's own transaction left open after its producer is opened a
     const replica = replicaWith(new DroppedMarkerJournal());
     const share = replica.forTask('t', () => undefined);
     await share.fence();
-    const record = (value: string) => [[{ topic, messages: [{ value, partition: 0 }] }]];
+    const record = (value: string) =>
+      RecordCollector.of({ topic, messages: [{ value, partition: 0 }] });
     share.send(record('committed'));
     let committed = false;
     share.commit(undefined, () => {

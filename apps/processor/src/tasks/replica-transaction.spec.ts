@@ -4,6 +4,7 @@
 import type { Admin, Kafka, TopicMessages } from 'kafkajs';
 import pino from 'pino';
 
+import { RecordCollector } from './record-collector';
 import { classifyTaskError } from './task-errors';
 import { ReplicaTransaction, TransactionAbortedError } from './replica-transaction';
 import type { ReplicaTaskProducer } from './replica-transaction';
@@ -100,8 +101,8 @@ function offset(topic: string, partition: number, at: string): OffsetToCommit {
   return { groupId: 'g', topic, partition, offset: at, metadata: undefined, member };
 }
 
-function records(topic: string, ...values: string[]): TopicMessages[][] {
-  return [[{ topic, messages: values.map((value) => ({ value })) }]];
+function records(topic: string, ...values: string[]): RecordCollector {
+  return RecordCollector.of({ topic, messages: values.map((value) => ({ value })) });
 }
 
 /** A task stand-in: what it handled since its last hand-over, handed over when asked. */
@@ -284,7 +285,7 @@ describe('ReplicaTransaction', () => {
         key: `k${i}`,
         value: `v${i}`.padEnd(1000 - 64 - `k${i}`.length, '.'),
       }));
-      task.share.send([[{ topic: 'out', messages }]]);
+      task.share.send(RecordCollector.of({ topic: 'out', messages }));
       await replica.idle();
       return broker.sendCalls.length;
     };
@@ -316,6 +317,10 @@ describe('ReplicaTransaction', () => {
     expect(b.share.error).toBeInstanceOf(TransactionAbortedError);
     expect(String((b.share.error as Error).message)).toContain('for in/0');
     expect(classifyTaskError(b.share.error)).toBe('task-migrated');
+    // What b collects meanwhile is dropped, not kept to go out with its next transaction.
+    const meanwhile = records('out', 'b2');
+    b.share.send(meanwhile);
+    expect(meanwhile.isEmpty).toBe(true);
     b.handOver(); // refused: b's writes went with the abort
     await replica.idle();
     expect(broker.transactions).toEqual([]);

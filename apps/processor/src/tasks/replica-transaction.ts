@@ -15,7 +15,7 @@
 // task sends after the pass goes into the next transaction. One failure, of the
 // producer or of any task with writes in the transaction, aborts the transaction for all: every
 // task attached to it is then replaced, and rebuilds from what was committed.
-import type { Admin, Kafka, PartitionOffset, Producer, TopicMessages, Transaction } from 'kafkajs';
+import type { Admin, Kafka, PartitionOffset, Producer, Transaction } from 'kafkajs';
 import type { Logger } from 'pino';
 
 import {
@@ -170,12 +170,10 @@ export class ReplicaTransaction {
     this.attached.delete(share);
   }
 
-  /** Queues records into the open transaction; sends waiting together go out as one. */
-  send(requests: TopicMessages[][]): void {
+  /** Moves a task's records into the open transaction; sends waiting together go out as one. */
+  send(records: RecordCollector): void {
     const open = this.open;
-    for (const request of requests)
-      for (const { topic, messages } of request)
-        for (const message of messages) open.records.add(topic, message);
+    open.records.takeAll(records);
     if (open.sendQueued) return;
     open.sendQueued = true;
     this.call(() => this.sendRecords(open));
@@ -469,10 +467,15 @@ export class ReplicaTaskProducer implements TaskTransactions {
     this.replica.attach(this);
   }
 
-  send(requests: TopicMessages[][]): void {
-    if (requests.length === 0 || this.error !== undefined) return;
+  send(records: RecordCollector): void {
+    if (records.isEmpty) return;
+    if (this.error !== undefined) {
+      // Dropped, not kept for later: the task is replaced and rebuilds them from its commit.
+      records.clear();
+      return;
+    }
     this.uncommittedWrites = true;
-    this.replica.send(requests);
+    this.replica.send(records);
   }
 
   commit(offset: OffsetToCommit | undefined, onCommitted: () => void): void {

@@ -2,6 +2,7 @@
 // holds, else within the quiet interval. The producer is a recorder: no broker is reached.
 import type { TopicMessages } from 'kafkajs';
 
+import type { RecordCollector } from './record-collector';
 import { TaskOutput } from './task-output';
 import type { OffsetToCommit, TaskProducer } from './task-producer';
 
@@ -10,7 +11,7 @@ function recorded() {
   const commits: Array<OffsetToCommit | undefined> = [];
   const unanswered: Array<() => void> = [];
   const producer = {
-    send: (requests: TopicMessages[][]) => sent.push(requests),
+    send: (records: RecordCollector) => sent.push(records.drain()),
     commit: (offset: OffsetToCommit | undefined, onCommitted: () => void) => {
       commits.push(offset);
       unanswered.push(onCommitted);

@@ -55,7 +55,7 @@ export class TaskOutput {
   flush(): void {
     if (this.collector.isEmpty) return;
     this.pending = true;
-    this.producer.send(this.collector.drain());
+    this.producer.send(this.collector);
   }
 
   /**

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { KAFKAJS_BROKER_RETRY, KeyPartitioner, onTopics, withDenialsNamed } from '@sluice/kafka';
 import type { AskedFor } from '@sluice/kafka';
 
+import type { RecordCollector } from './record-collector';
 import type { TaskTransactions } from './task-transactions';
 import type { TransactionJournal } from './transaction-journal';
 
@@ -93,7 +94,8 @@ export class TaskProducer implements TaskTransactions {
   }
 
   /** Queues records to send in the current transaction (begun when needed). */
-  send(requests: TopicMessages[][]): void {
+  send(records: RecordCollector): void {
+    const requests = records.drain();
     if (requests.length === 0) return;
     const topics = [...new Set(requests.flat().map((request) => request.topic))];
     this.call(

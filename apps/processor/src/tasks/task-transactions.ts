@@ -2,8 +2,7 @@
 // of its own (TaskProducer, `exactly_once`: a transactional id per input partition) or its share
 // of the replica's one producer (ReplicaTaskProducer, `exactly_once_v2`). Calls queue behind
 // the task and return at once; `idle` waits for them.
-import type { TopicMessages } from 'kafkajs';
-
+import type { RecordCollector } from './record-collector';
 import type { OffsetToCommit } from './task-producer';
 
 export interface TaskTransactions {
@@ -15,8 +14,8 @@ export interface TaskTransactions {
   readonly backlog: number;
   /** Settles what came before and makes the producer ready; the task's recovery starts here. */
   fence(): Promise<void>;
-  /** Queues records into the open transaction. */
-  send(requests: TopicMessages[][]): void;
+  /** Takes the records collected into the open transaction (`records` empties). */
+  send(records: RecordCollector): void;
   /** Queues the commit, with `offset` in it; `onCommitted` runs once the coordinator accepts. */
   commit(offset: OffsetToCommit | undefined, onCommitted: () => void): void;
   /** Resolves once every call queued so far has finished, whether or not it succeeded. */
