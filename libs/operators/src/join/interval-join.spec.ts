@@ -12,7 +12,7 @@ interface Run {
 
 function joinOf(
   kind: JoinKind,
-  { beforeMs = 10, afterMs = 20, latenessMs = 0, trackChanges = false } = {},
+  { beforeMs = 10, afterMs = 20, latenessMs = 0, trackChanges = false, mirrorRecords = true } = {},
 ): Run {
   const out: JoinedRecord[] = [];
   const late: JoinInput[] = [];
@@ -22,6 +22,7 @@ function joinOf(
     afterMs,
     latenessMs,
     trackChanges,
+    mirrorRecords,
     emitter: { joined: (record) => out.push(record), late: (input) => late.push(input) },
   });
   return { join, out, late };
@@ -84,15 +85,39 @@ function disorder(order: JoinInput[]): number {
   return worst;
 }
 
-/** Feeds `order`, moving the watermark to the largest time seen after each record. */
-function feed(run: Run, order: JoinInput[]): void {
-  let max = -Infinity;
-  for (const record of order) {
+/**
+ * Feeds `order`, moving the watermark to the largest time seen after each record; with a
+ * `changelog`, drains the changes into it every `drainEvery` records and at the end.
+ */
+function feed(
+  run: Run,
+  order: JoinInput[],
+  max = -Infinity,
+  changelog?: StateEntry[],
+  drainEvery = 1,
+) {
+  order.forEach((record, index) => {
     run.join.add(record);
     max = Math.max(max, record.time);
     run.join.advanceTo(max);
-  }
+    if (changelog && index % drainEvery === 0) changelog.push(...run.join.drainChanges());
+  });
+  changelog?.push(...run.join.drainChanges());
+  return max;
 }
+
+/** What a compacted changelog keeps: each key's last value, deleted keys left out. */
+function compacted(changelog: StateEntry[]): Map<string, unknown> {
+  const last = new Map<string, unknown>();
+  for (const { key, value } of changelog) {
+    if (value === null) last.delete(key);
+    else last.set(key, value);
+  }
+  return last;
+}
+
+const shuffled = (records: JoinInput[], seed: number) =>
+  fc.sample(fc.shuffledSubarray(records, { minLength: records.length }), { numRuns: 1, seed })[0]!;
 
 describe('the interval join', () => {
   it('joins a left record with each right record of its key within [t - before, t + after], with the later time', () => {
@@ -151,10 +176,7 @@ describe('the interval join', () => {
         fc.integer({ min: 0, max: 30 }),
         fc.integer(),
         (records, kind, beforeMs, afterMs, seed) => {
-          const order = fc.sample(fc.shuffledSubarray(records, { minLength: records.length }), {
-            numRuns: 1,
-            seed,
-          })[0]!;
+          const order = shuffled(records, seed);
           const run = joinOf(kind, { beforeMs, afterMs, latenessMs: disorder(order) });
           feed(run, order);
           run.join.flush();
@@ -209,6 +231,103 @@ describe('the interval join', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('restored from a changelog without its records, and fed its input again from the oldest record buffered, continues as an uninterrupted run does (property)', () => {
+    fc.assert(
+      fc.property(
+        recordsArb,
+        kindArb,
+        fc.integer(),
+        fc.nat(),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 100 }),
+        (records, kind, seed, cutAt, drainEvery, latenessPercent) => {
+          const order = shuffled(records, seed);
+          // Less lateness than the disorder needs, so that some records come late.
+          const latenessMs = Math.floor((disorder(order) * latenessPercent) / 100);
+          const whole = joinOf(kind, { latenessMs });
+          feed(whole, order);
+          whole.join.flush();
+
+          const cut = cutAt % (order.length + 1);
+          const options = { latenessMs, mirrorRecords: false, trackChanges: true };
+          const first = joinOf(kind, options);
+          const changelog: StateEntry[] = [];
+          const max = feed(first, order.slice(0, cut), -Infinity, changelog, drainEvery);
+          for (const { value } of changelog)
+            expect(value !== null && typeof value === 'object' && 's' in value).toBe(false);
+          const oldest = first.join.oldestUnmirrored();
+
+          const second = joinOf(kind, options);
+          second.join.restore(changelog);
+          // The input again, from the oldest record buffered at the cut (ids in input order).
+          const before = order.slice(0, cut);
+          const from =
+            oldest === undefined ? before.length : before.findIndex((r) => r.id === oldest);
+          expect(from).toBeGreaterThanOrEqual(0);
+          for (const record of before.slice(from)) second.join.replay(record);
+          expect(second.join.size()).toBe(first.join.size());
+          expect(second.join.snapshot()).toEqual(first.join.snapshot());
+          expect(second.out).toEqual([]);
+          expect(second.late).toEqual([]);
+
+          feed(second, order.slice(cut), max, changelog);
+          second.join.flush();
+          changelog.push(...second.join.drainChanges());
+          expect(canonical([...first.out, ...second.out])).toEqual(canonical(whole.out));
+          expect([...first.late, ...second.late]).toEqual(whole.late);
+          // Every mark written was deleted again once its record was done with.
+          expect([...compacted(changelog).keys()].filter((key) => key.startsWith('j'))).toEqual([]);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('after a restore, does not buffer again a record that came late while its interval is still open', () => {
+    const options = { latenessMs: 5, mirrorRecords: false, trackChanges: true };
+    const first = joinOf('left', options);
+    first.join.add(input('left', 'k', 100, 'on-time'));
+    first.join.advanceTo(110);
+    first.join.add(input('right', 'k', 104, 'late')); // before 110 - 5, its partners up to 114
+    expect(first.late.map((r) => r.id)).toEqual(['late']);
+    const changelog = first.join.drainChanges();
+    expect(changelog).toContainEqual({ key: 'jlate', value: { late: 114 } });
+
+    const second = joinOf('left', options);
+    second.join.restore(changelog);
+    second.join.replay(input('left', 'k', 100, 'on-time'));
+    second.join.replay(input('right', 'k', 104, 'late'));
+    expect(second.join.size()).toBe(1);
+    second.join.add(input('left', 'k', 108, 'would-pair-with-late'));
+    second.join.advanceTo(200);
+    expect(second.out.map((r) => [r.left, r.right])).toEqual([
+      [{ id: 'on-time' }, null],
+      [{ id: 'would-pair-with-late' }, null],
+    ]);
+    expect(second.join.drainChanges()).toContainEqual({ key: 'jlate', value: null });
+  });
+
+  it('keeps a record restored from a changelog that mirrored it, and tombstones it when it expires', () => {
+    const older = joinOf('inner', { trackChanges: true });
+    older.join.add(input('left', 'k', 10, 'l1'));
+    const changelog = older.join.drainChanges();
+    expect(changelog.map((entry) => entry.key)).toEqual(['jl1']);
+
+    const upgraded = joinOf('inner', { trackChanges: true, mirrorRecords: false });
+    upgraded.join.restore(changelog);
+    expect(upgraded.join.oldestUnmirrored()).toBeUndefined();
+    upgraded.join.replay(input('left', 'k', 10, 'l1')); // already held: not twice
+    upgraded.join.add(input('left', 'k', 12, 'l2'));
+    expect(upgraded.join.oldestUnmirrored()).toBe('l2');
+    upgraded.join.add(input('right', 'k', 15, 'r1'));
+    expect(upgraded.out.map((r) => r.left)).toEqual([{ id: 'l1' }, { id: 'l2' }]);
+    upgraded.join.advanceTo(1_000);
+    expect(upgraded.join.drainChanges().filter((entry) => entry.key.startsWith('j'))).toEqual([
+      { key: 'jl1', value: null },
+    ]);
+    expect(upgraded.join.oldestUnmirrored()).toBeUndefined();
   });
 
   it('refuses a negative interval or lateness', () => {

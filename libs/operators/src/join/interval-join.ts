@@ -58,6 +58,13 @@ export interface IntervalJoinOptions {
   emitter: JoinEmitter;
   /** Record changed entries for `drainChanges` (the processor's changelog). */
   trackChanges?: boolean;
+  /**
+   * Whether buffered records go to the changelog (the default). Without, the caller keeps its
+   * input and feeds it again after a restore from `oldestUnmirrored()` on (`replay`): the
+   * processor re-reads its repartition topic, and the changelog holds only what the input cannot
+   * tell again, which records a left or outer join has matched and which came late.
+   */
+  mirrorRecords?: boolean;
 }
 
 interface Buffered {
@@ -78,6 +85,15 @@ interface BufferedEntry {
   m: boolean;
 }
 
+/**
+ * What a changelog written without `mirrorRecords` holds of a record: that it matched (only a
+ * record a left or outer join would emit unmatched), or that it came late, with the time its
+ * interval closes (until then a replay could not tell it from one that did not).
+ */
+type RecordMark = { matched: true } | { late: number };
+
+const MATCHED: RecordMark = { matched: true };
+
 const entryKey = (id: string) => `j${id}`;
 
 export class IntervalJoin extends JoinState {
@@ -86,6 +102,12 @@ export class IntervalJoin extends JoinState {
   private readonly byId = new Map<string, Buffered>();
   /** Buffered records by the time after which no partner can arrive. */
   private readonly expiries = new MinHeap<string>();
+  /** Without `mirrorRecords`: buffered records restored from a changelog that mirrored them. */
+  private readonly restoredIds = new Set<string>();
+  /** Without `mirrorRecords`: matched records restored, marked so as they are replayed. */
+  private readonly restoredMatched = new Set<string>();
+  /** Without `mirrorRecords`: records found late whose interval is still open, with its end. */
+  private readonly lateIds = new Map<string, number>();
 
   constructor(private readonly options: IntervalJoinOptions) {
     super(options.latenessMs, options.trackChanges);
@@ -98,18 +120,11 @@ export class IntervalJoin extends JoinState {
     // Ids are unique; a repeat is ignored rather than left to corrupt the buffers.
     if (this.byId.has(input.id)) return;
     if (input.time < this.horizon()) {
+      this.markLate(input);
       this.options.emitter.late(input, this.watermark());
       return;
     }
-    // Not a spread of `input`: V8 builds a spread plus a new field the slow way.
-    const record: Buffered = {
-      side: input.side,
-      key: input.key,
-      time: input.time,
-      id: input.id,
-      value: input.value,
-      matched: false,
-    };
+    const record = buffered(input);
     const buffers = this.buffersOf(input.key);
     const partners = input.side === 'left' ? buffers.right : buffers.left;
     const [from, to] = this.partnerRange(record);
@@ -123,16 +138,35 @@ export class IntervalJoin extends JoinState {
         right: right.value,
       });
       record.matched = true;
-      if (!partner.matched) {
-        partner.matched = true;
-        // Only an unmatched left (left join) or either (outer) record is ever emitted.
-        if (this.tracking && this.emitsUnmatched(partner.side)) this.touch(entryKey(partner.id));
-      }
+      if (!partner.matched) this.markMatched(partner);
     }
-    (input.side === 'left' ? buffers.left : buffers.right).push(record);
-    this.byId.set(record.id, record);
-    this.expiries.push(this.expiresAt(record), record.id, record.id);
-    if (this.tracking) this.touchNew(entryKey(record.id));
+    this.buffer(record, buffers);
+    if (this.tracking && this.inChangelog(record)) this.touchNew(entryKey(record.id));
+  }
+
+  /**
+   * A record read again after a restore (`mirrorRecords: false`): buffered again if it was
+   * buffered at the commit the state was restored to, else ignored. It was, unless it came late
+   * (marked so while its interval is open) or has expired since (its interval ended before the
+   * horizon, which only grows). Its partners were all joined with it before the commit, so it
+   * joins nothing now; whether it had matched is restored.
+   */
+  replay(input: JoinInput): void {
+    if (this.byId.has(input.id) || this.lateIds.has(input.id)) return;
+    const record = buffered(input);
+    if (this.expiresAt(record) < this.horizon()) return;
+    record.matched = this.restoredMatched.delete(record.id);
+    this.buffer(record, this.buffersOf(record.key));
+  }
+
+  /**
+   * The id of the oldest buffered record that is not in the changelog (`undefined`: none): a
+   * restore must feed the input again from it on (`replay`). Ids are taken to be in input order.
+   */
+  oldestUnmirrored(): string | undefined {
+    if (this.mirrors) return undefined;
+    for (const id of this.byId.keys()) if (!this.restoredIds.has(id)) return id;
+    return undefined;
   }
 
   /**
@@ -155,17 +189,24 @@ export class IntervalJoin extends JoinState {
   }
 
   snapshot(): StateEntry[] {
-    const entries: StateEntry[] = [...this.byId.keys()].map((id) => ({
-      key: entryKey(id),
-      value: this.snapshotKey(entryKey(id)),
-    }));
+    const entries: StateEntry[] = [];
+    for (const id of [...this.byId.keys(), ...this.lateIds.keys()]) {
+      const value = this.snapshotKey(entryKey(id));
+      if (value !== null) entries.push({ key: entryKey(id), value });
+    }
     return [...entries, ...this.watermarkEntries()];
   }
 
   snapshotKey(key: string): unknown {
     if (key === WATERMARK_KEY) return this.watermarkValue();
-    const record = this.byId.get(key.slice(1));
-    if (!record) return null;
+    const id = key.slice(1);
+    const record = this.byId.get(id);
+    if (!record) {
+      const closes = this.lateIds.get(id);
+      return closes === undefined ? null : ({ late: closes } satisfies RecordMark);
+    }
+    if (!this.mirrors && !this.restoredIds.has(id))
+      return this.inChangelog(record) ? MATCHED : null;
     const entry: BufferedEntry = {
       s: record.side === 'left' ? 'l' : 'r',
       k: record.key,
@@ -183,28 +224,83 @@ export class IntervalJoin extends JoinState {
       const { key, value } = entry;
       const id = key.slice(1);
       this.remove(id);
+      this.restoredMatched.delete(id);
+      this.lateIds.delete(id);
       if (value === null) continue;
-      const buffered = value as BufferedEntry;
+      const mark = value as RecordMark | BufferedEntry;
+      if ('late' in mark) {
+        this.lateIds.set(id, mark.late);
+        this.expiries.push(mark.late, id, id);
+        continue;
+      }
+      if ('matched' in mark) {
+        this.restoredMatched.add(id);
+        continue;
+      }
       const record: Buffered = {
-        side: buffered.s === 'l' ? 'left' : 'right',
-        key: buffered.k,
-        time: buffered.t,
+        side: mark.s === 'l' ? 'left' : 'right',
+        key: mark.k,
+        time: mark.t,
         id,
-        value: buffered.v,
-        matched: buffered.m,
+        value: mark.v,
+        matched: mark.m,
       };
-      const buffers = this.buffersOf(record.key);
-      (record.side === 'left' ? buffers.left : buffers.right).push(record);
-      this.byId.set(id, record);
-      this.expiries.push(this.expiresAt(record), id, id);
+      this.buffer(record, this.buffersOf(record.key));
+      if (!this.mirrors) this.restoredIds.add(id);
     }
   }
 
   clear(): void {
     this.byKey.clear();
     this.byId.clear();
-    while (this.expiries.size > 0) this.expiries.pop();
+    this.expiries.clear();
+    this.restoredIds.clear();
+    this.restoredMatched.clear();
+    this.lateIds.clear();
     this.resetWatermark();
+  }
+
+  private get mirrors(): boolean {
+    return this.options.mirrorRecords !== false;
+  }
+
+  /** Whether the changelog has (or, at the next drain, will have) an entry for `record`. */
+  private inChangelog(record: Buffered): boolean {
+    return (
+      this.mirrors ||
+      this.restoredIds.has(record.id) ||
+      (record.matched && this.emitsUnmatched(record.side))
+    );
+  }
+
+  /** A buffered record has matched for the first time. */
+  private markMatched(record: Buffered): void {
+    const had = this.tracking && this.inChangelog(record);
+    record.matched = true;
+    // Only an unmatched left (left join) or either (outer) record is ever emitted: for others
+    // the flag is nobody's concern after a restore.
+    if (!this.tracking || !this.emitsUnmatched(record.side)) return;
+    if (had) this.touch(entryKey(record.id));
+    else this.touchNew(entryKey(record.id));
+  }
+
+  /**
+   * Without `mirrorRecords`, a late record is remembered while its interval is open: until the
+   * horizon passes its end, a replay could not tell it from a record buffered at the commit.
+   */
+  private markLate(input: JoinInput): void {
+    if (!this.tracking || this.mirrors) return;
+    const closes = this.expiresAt(input);
+    if (closes < this.horizon() || this.lateIds.has(input.id)) return;
+    this.lateIds.set(input.id, closes);
+    this.expiries.push(closes, input.id, input.id);
+    this.touchNew(entryKey(input.id));
+  }
+
+  private buffer(record: Buffered, buffers: { left: Buffered[]; right: Buffered[] }): void {
+    (record.side === 'left' ? buffers.left : buffers.right).push(record);
+    this.byId.set(record.id, record);
+    this.expiries.push(this.expiresAt(record), record.id, record.id);
   }
 
   private emitsUnmatched(side: JoinSide): boolean {
@@ -213,7 +309,7 @@ export class IntervalJoin extends JoinState {
   }
 
   /** The times a partner of `record` may have, inclusive. */
-  private partnerRange(record: Buffered): [number, number] {
+  private partnerRange(record: Pick<JoinInput, 'side' | 'time'>): [number, number] {
     const { beforeMs, afterMs } = this.options;
     return record.side === 'left'
       ? [record.time - beforeMs, record.time + afterMs]
@@ -221,16 +317,20 @@ export class IntervalJoin extends JoinState {
   }
 
   /** The last time a partner of `record` can have: once the horizon passes it, it goes. */
-  private expiresAt(record: Buffered): number {
+  private expiresAt(record: Pick<JoinInput, 'side' | 'time'>): number {
     return this.partnerRange(record)[1];
   }
 
   private expire(): void {
     const id = this.expiries.pop()!;
+    if (this.lateIds.delete(id)) {
+      this.touch(entryKey(id));
+      return;
+    }
     const record = this.byId.get(id);
     if (!record) return; // replaced by a restore
+    if (this.tracking && this.inChangelog(record)) this.touch(entryKey(id));
     this.remove(id);
-    if (this.tracking) this.touch(entryKey(id));
     if (record.matched) return;
     const { kind, emitter } = this.options;
     if (record.side === 'left' && kind !== 'inner')
@@ -243,6 +343,7 @@ export class IntervalJoin extends JoinState {
     const record = this.byId.get(id);
     if (!record) return;
     this.byId.delete(id);
+    this.restoredIds.delete(id);
     const buffers = this.byKey.get(record.key)!;
     const list = record.side === 'left' ? buffers.left : buffers.right;
     list.splice(list.indexOf(record), 1);
@@ -257,4 +358,16 @@ export class IntervalJoin extends JoinState {
     }
     return buffers;
   }
+}
+
+/** Not a spread of `input`: V8 builds a spread plus a new field the slow way. */
+function buffered(input: JoinInput): Buffered {
+  return {
+    side: input.side,
+    key: input.key,
+    time: input.time,
+    id: input.id,
+    value: input.value,
+    matched: false,
+  };
 }

@@ -238,6 +238,9 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
       ...joinInterval(operator),
       latenessMs: this.context.latenessMs,
       trackChanges: this.options.trackChanges,
+      // Buffered records are re-read from the repartition topic rather than mirrored: every
+      // record would otherwise be written to the changelog and tombstoned again an interval later.
+      mirrorRecords: !this.options.replayInputs,
       emitter: {
         joined: ({ key, time, left, right }) => this.emit(key, time, left, right),
         late: ({ key, side, time }, watermark) => this.emitLate(key, side, time, watermark),
@@ -250,6 +253,17 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
     const value = this.context.shape.keep(side!, envelope);
     // One record may reach both sides (through two routes of a branch): ids are per side.
     this.state.add({ side: side!, key: group!, time, id: `${side![0]}${id}`, value });
+  }
+
+  /** Buffered records are not in the changelog: read again, they are buffered again. */
+  replay({ side, group, time, id, envelope }: StageInput): void {
+    const value = this.context.shape.keep(side!, envelope);
+    this.state.replay({ side: side!, key: group!, time, id: `${side![0]}${id}`, value });
+  }
+
+  /** The input's offset, without the side the id starts with. */
+  replayFrom(): string | undefined {
+    return this.state.oldestUnmirrored()?.slice(1);
   }
 }
 
