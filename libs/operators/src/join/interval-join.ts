@@ -13,6 +13,7 @@
 // dropped: no partner can come after that, so a match that arrives in time is never also
 // reported as unmatched.
 import { MinHeap } from '../stateful/min-heap';
+import { TimeQueue } from '../stateful/time-queue';
 import type { StateEntry } from '../stateful/stage';
 import { WATERMARK_KEY } from '../stateful/stage';
 import { JoinState } from './join-state';
@@ -68,12 +69,26 @@ export interface IntervalJoinOptions {
 }
 
 interface Buffered {
-  side: JoinSide;
-  key: string;
-  time: number;
-  id: string;
-  value: unknown;
+  readonly side: JoinSide;
+  readonly key: string;
+  readonly time: number;
+  readonly id: string;
+  readonly value: unknown;
+  /** The last time a partner can have: once the horizon passes it, the record goes. */
+  readonly expires: number;
   matched: boolean;
+  /** Its changelog entry is the whole record (mirrored, or restored from a changelog that was). */
+  mirrored: boolean;
+  /** In `byId`. */
+  indexed: boolean;
+  /** Removed by a restore while its expiry is still queued. */
+  gone: boolean;
+  /**
+   * The key's buffered records in arrival order, as a ring: `byKey` holds the first, whose
+   * `prev` is the last. Linked through the records, so a key takes no arrays.
+   */
+  prev: Buffered;
+  next: Buffered;
 }
 
 /** A buffered record as a changelog entry's value. */
@@ -97,17 +112,26 @@ const MATCHED: RecordMark = { matched: true };
 const entryKey = (id: string) => `j${id}`;
 
 export class IntervalJoin extends JoinState {
-  /** Buffered records by join key, each side in arrival order. */
-  private readonly byKey = new Map<string, { left: Buffered[]; right: Buffered[] }>();
+  /** Each join key's first buffered record (see `Buffered.prev`). */
+  private readonly byKey = new Map<string, Buffered>();
+  /**
+   * Buffered records looked up by id: every one when records are mirrored; without, only
+   * those with a changelog entry (a matched mark, or restored whole), so that most records
+   * cost no map entry.
+   */
   private readonly byId = new Map<string, Buffered>();
+  /** Without `mirrorRecords`: the records not in the changelog in arrival order, some gone. */
+  private readonly arrivals: Buffered[] = [];
+  private arrivalsHead = 0;
+  private buffered = 0;
   /** Buffered records by the time after which no partner can arrive. */
-  private readonly expiries = new MinHeap<string>();
-  /** Without `mirrorRecords`: buffered records restored from a changelog that mirrored them. */
-  private readonly restoredIds = new Set<string>();
+  private readonly expiries = new TimeQueue<Buffered>();
   /** Without `mirrorRecords`: matched records restored, marked so as they are replayed. */
   private readonly restoredMatched = new Set<string>();
   /** Without `mirrorRecords`: records found late whose interval is still open, with its end. */
   private readonly lateIds = new Map<string, number>();
+  /** Their ids by that end (an id no longer in `lateIds` was restored away). */
+  private readonly lateExpiries = new MinHeap<string>();
 
   constructor(private readonly options: IntervalJoinOptions) {
     super(options.latenessMs, options.trackChanges);
@@ -117,31 +141,22 @@ export class IntervalJoin extends JoinState {
   }
 
   add(input: JoinInput): void {
-    // Ids are unique; a repeat is ignored rather than left to corrupt the buffers.
-    if (this.byId.has(input.id)) return;
+    // Ids are unique. Mirrored, a repeat is ignored rather than left to corrupt the index;
+    // without, the processor feeds each input offset once (a second read goes to `replay`).
+    if (this.mirrors && this.byId.has(input.id)) return;
     if (input.time < this.horizon()) {
       this.markLate(input);
       this.options.emitter.late(input, this.watermark());
       return;
     }
-    const record = buffered(input);
-    const buffers = this.buffersOf(input.key);
-    const partners = input.side === 'left' ? buffers.right : buffers.left;
-    const [from, to] = this.partnerRange(record);
-    for (const partner of partners) {
-      if (partner.time < from || partner.time > to) continue;
-      const [left, right] = input.side === 'left' ? [record, partner] : [partner, record];
-      this.options.emitter.joined({
-        key: input.key,
-        time: Math.max(left.time, right.time),
-        left: left.value,
-        right: right.value,
-      });
-      record.matched = true;
-      if (!partner.matched) this.markMatched(partner);
+    const record = this.recordOf(input, this.mirrors);
+    const first = this.byKey.get(record.key);
+    if (first !== undefined) this.match(record, first);
+    this.buffer(record, first);
+    if (this.tracking && this.inChangelog(record)) {
+      this.index(record);
+      this.touchNew(entryKey(record.id));
     }
-    this.buffer(record, buffers);
-    if (this.tracking && this.inChangelog(record)) this.touchNew(entryKey(record.id));
   }
 
   /**
@@ -153,10 +168,11 @@ export class IntervalJoin extends JoinState {
    */
   replay(input: JoinInput): void {
     if (this.byId.has(input.id) || this.lateIds.has(input.id)) return;
-    const record = buffered(input);
-    if (this.expiresAt(record) < this.horizon()) return;
+    const record = this.recordOf(input, false);
+    if (record.expires < this.horizon()) return;
     record.matched = this.restoredMatched.delete(record.id);
-    this.buffer(record, this.buffersOf(record.key));
+    this.buffer(record, this.byKey.get(record.key));
+    if (record.matched) this.index(record);
   }
 
   /**
@@ -165,8 +181,8 @@ export class IntervalJoin extends JoinState {
    */
   oldestUnmirrored(): string | undefined {
     if (this.mirrors) return undefined;
-    for (const id of this.byId.keys()) if (!this.restoredIds.has(id)) return id;
-    return undefined;
+    this.dropGoneArrivals();
+    return this.arrivals[this.arrivalsHead]?.id;
   }
 
   /**
@@ -176,24 +192,34 @@ export class IntervalJoin extends JoinState {
   advanceTo(eventTime: number): void {
     if (!this.moveWatermark(eventTime)) return;
     const horizon = this.horizon();
-    while (this.expiries.size > 0 && this.expiries.peekPriority() < horizon) this.expire();
+    while (this.expiries.peekTime() < horizon) this.expire(this.expiries.pop()!);
+    while (this.lateExpiries.peekPriority() < horizon) this.forgetLate(this.lateExpiries.pop()!);
   }
 
   /** End of input: every buffered record is dropped, as if time had run out. */
   flush(): void {
-    while (this.expiries.size > 0) this.expire();
+    while (this.expiries.size > 0) this.expire(this.expiries.pop()!);
+    while (this.lateExpiries.size > 0) this.forgetLate(this.lateExpiries.pop()!);
   }
 
   size(): number {
-    return this.byId.size;
+    return this.buffered;
   }
 
   snapshot(): StateEntry[] {
     const entries: StateEntry[] = [];
-    for (const id of [...this.byId.keys(), ...this.lateIds.keys()]) {
+    const add = (id: string) => {
       const value = this.snapshotKey(entryKey(id));
       if (value !== null) entries.push({ key: entryKey(id), value });
+    };
+    for (const first of this.byKey.values()) {
+      let record = first;
+      do {
+        add(record.id);
+        record = record.next;
+      } while (record !== first);
     }
+    for (const id of this.lateIds.keys()) add(id);
     return [...entries, ...this.watermarkEntries()];
   }
 
@@ -202,11 +228,11 @@ export class IntervalJoin extends JoinState {
     const id = key.slice(1);
     const record = this.byId.get(id);
     if (!record) {
+      // Not indexed: gone, late, or a record with no entry.
       const closes = this.lateIds.get(id);
       return closes === undefined ? null : ({ late: closes } satisfies RecordMark);
     }
-    if (!this.mirrors && !this.restoredIds.has(id))
-      return this.inChangelog(record) ? MATCHED : null;
+    if (!record.mirrored) return this.inChangelog(record) ? MATCHED : null;
     const entry: BufferedEntry = {
       s: record.side === 'left' ? 'l' : 'r',
       k: record.key,
@@ -223,40 +249,33 @@ export class IntervalJoin extends JoinState {
       if (this.restoreWatermark(entry)) continue;
       const { key, value } = entry;
       const id = key.slice(1);
-      this.remove(id);
+      const held = this.byId.get(id);
+      if (held) this.remove(held);
       this.restoredMatched.delete(id);
       this.lateIds.delete(id);
       if (value === null) continue;
       const mark = value as RecordMark | BufferedEntry;
       if ('late' in mark) {
         this.lateIds.set(id, mark.late);
-        this.expiries.push(mark.late, id, id);
-        continue;
+        this.lateExpiries.push(mark.late, id);
+      } else if ('matched' in mark) this.restoredMatched.add(id);
+      else {
+        const side = mark.s === 'l' ? 'left' : 'right';
+        const record = this.recordOf({ side, key: mark.k, time: mark.t, id, value: mark.v }, true);
+        record.matched = mark.m;
+        this.buffer(record, this.byKey.get(record.key));
       }
-      if ('matched' in mark) {
-        this.restoredMatched.add(id);
-        continue;
-      }
-      const record: Buffered = {
-        side: mark.s === 'l' ? 'left' : 'right',
-        key: mark.k,
-        time: mark.t,
-        id,
-        value: mark.v,
-        matched: mark.m,
-      };
-      this.buffer(record, this.buffersOf(record.key));
-      if (!this.mirrors) this.restoredIds.add(id);
     }
   }
 
   clear(): void {
     this.byKey.clear();
     this.byId.clear();
+    this.arrivals.length = this.arrivalsHead = this.buffered = 0;
     this.expiries.clear();
-    this.restoredIds.clear();
     this.restoredMatched.clear();
     this.lateIds.clear();
+    this.lateExpiries.clear();
     this.resetWatermark();
   }
 
@@ -264,13 +283,33 @@ export class IntervalJoin extends JoinState {
     return this.options.mirrorRecords !== false;
   }
 
+  /** Joins `record` with each buffered record of the other side whose time is in its interval. */
+  private match(record: Buffered, first: Buffered): void {
+    const { beforeMs, afterMs, emitter } = this.options;
+    const isLeft = record.side === 'left';
+    const from = record.time - (isLeft ? beforeMs : afterMs);
+    const to = record.time + (isLeft ? afterMs : beforeMs);
+    let partner = first;
+    do {
+      if (partner.side !== record.side && partner.time >= from && partner.time <= to) {
+        const left = isLeft ? record : partner;
+        const right = isLeft ? partner : record;
+        emitter.joined({
+          key: record.key,
+          time: Math.max(left.time, right.time),
+          left: left.value,
+          right: right.value,
+        });
+        record.matched = true;
+        if (!partner.matched) this.markMatched(partner);
+      }
+      partner = partner.next;
+    } while (partner !== first);
+  }
+
   /** Whether the changelog has (or, at the next drain, will have) an entry for `record`. */
   private inChangelog(record: Buffered): boolean {
-    return (
-      this.mirrors ||
-      this.restoredIds.has(record.id) ||
-      (record.matched && this.emitsUnmatched(record.side))
-    );
+    return record.mirrored || (record.matched && this.emitsUnmatched(record.side));
   }
 
   /** A buffered record has matched for the first time. */
@@ -281,7 +320,15 @@ export class IntervalJoin extends JoinState {
     // the flag is nobody's concern after a restore.
     if (!this.tracking || !this.emitsUnmatched(record.side)) return;
     if (had) this.touch(entryKey(record.id));
-    else this.touchNew(entryKey(record.id));
+    else {
+      this.index(record);
+      this.touchNew(entryKey(record.id));
+    }
+  }
+
+  private index(record: Buffered): void {
+    record.indexed = true;
+    this.byId.set(record.id, record);
   }
 
   /**
@@ -290,17 +337,15 @@ export class IntervalJoin extends JoinState {
    */
   private markLate(input: JoinInput): void {
     if (!this.tracking || this.mirrors) return;
-    const closes = this.expiresAt(input);
+    const closes = this.closesAt(input.side, input.time);
     if (closes < this.horizon() || this.lateIds.has(input.id)) return;
     this.lateIds.set(input.id, closes);
-    this.expiries.push(closes, input.id, input.id);
+    this.lateExpiries.push(closes, input.id);
     this.touchNew(entryKey(input.id));
   }
 
-  private buffer(record: Buffered, buffers: { left: Buffered[]; right: Buffered[] }): void {
-    (record.side === 'left' ? buffers.left : buffers.right).push(record);
-    this.byId.set(record.id, record);
-    this.expiries.push(this.expiresAt(record), record.id, record.id);
+  private forgetLate(id: string): void {
+    if (this.lateIds.delete(id)) this.touch(entryKey(id));
   }
 
   private emitsUnmatched(side: JoinSide): boolean {
@@ -308,29 +353,69 @@ export class IntervalJoin extends JoinState {
     return kind === 'outer' || (kind === 'left' && side === 'left');
   }
 
-  /** The times a partner of `record` may have, inclusive. */
-  private partnerRange(record: Pick<JoinInput, 'side' | 'time'>): [number, number] {
-    const { beforeMs, afterMs } = this.options;
-    return record.side === 'left'
-      ? [record.time - beforeMs, record.time + afterMs]
-      : [record.time - afterMs, record.time + beforeMs];
+  /** The last time a partner of a record of `side` at `time` can have. */
+  private closesAt(side: JoinSide, time: number): number {
+    return time + (side === 'left' ? this.options.afterMs : this.options.beforeMs);
   }
 
-  /** The last time a partner of `record` can have: once the horizon passes it, it goes. */
-  private expiresAt(record: Pick<JoinInput, 'side' | 'time'>): number {
-    return this.partnerRange(record)[1];
+  /** Not a spread of `input`: V8 builds a spread plus a new field the slow way. */
+  private recordOf(input: JoinInput, mirrored: boolean): Buffered {
+    const record: Buffered = {
+      side: input.side,
+      key: input.key,
+      time: input.time,
+      id: input.id,
+      value: input.value,
+      expires: this.closesAt(input.side, input.time),
+      matched: false,
+      mirrored,
+      indexed: false,
+      gone: false,
+      prev: undefined!,
+      next: undefined!,
+    };
+    record.prev = record.next = record;
+    return record;
   }
 
-  private expire(): void {
-    const id = this.expiries.pop()!;
-    if (this.lateIds.delete(id)) {
-      this.touch(entryKey(id));
-      return;
+  /** Appends `record` to its key's ring (`first`: the ring's first, if any). */
+  private buffer(record: Buffered, first: Buffered | undefined): void {
+    if (first === undefined) this.byKey.set(record.key, record);
+    else {
+      const last = first.prev;
+      last.next = record;
+      record.prev = last;
+      record.next = first;
+      first.prev = record;
     }
-    const record = this.byId.get(id);
-    if (!record) return; // replaced by a restore
-    if (this.tracking && this.inChangelog(record)) this.touch(entryKey(id));
-    this.remove(id);
+    this.buffered += 1;
+    if (record.mirrored) this.index(record);
+    else {
+      this.dropGoneArrivals();
+      this.arrivals.push(record);
+    }
+    this.expiries.push(record.expires, record);
+  }
+
+  /**
+   * Moves past the arrivals gone from the head (most records go in arrival order), and drops
+   * them once they are most of the array: amortized O(1) a record.
+   */
+  private dropGoneArrivals(): void {
+    const arrivals = this.arrivals;
+    let head = this.arrivalsHead;
+    while (head < arrivals.length && arrivals[head]!.gone) head += 1;
+    if (head >= 1024 && head * 2 >= arrivals.length) {
+      arrivals.splice(0, head);
+      head = 0;
+    }
+    this.arrivalsHead = head;
+  }
+
+  private expire(record: Buffered): void {
+    if (record.gone) return; // replaced by a restore
+    if (this.tracking && this.inChangelog(record)) this.touch(entryKey(record.id));
+    this.remove(record);
     if (record.matched) return;
     const { kind, emitter } = this.options;
     if (record.side === 'left' && kind !== 'inner')
@@ -339,35 +424,16 @@ export class IntervalJoin extends JoinState {
       emitter.joined({ key: record.key, time: record.time, left: null, right: record.value });
   }
 
-  private remove(id: string): void {
-    const record = this.byId.get(id);
-    if (!record) return;
-    this.byId.delete(id);
-    this.restoredIds.delete(id);
-    const buffers = this.byKey.get(record.key)!;
-    const list = record.side === 'left' ? buffers.left : buffers.right;
-    list.splice(list.indexOf(record), 1);
-    if (buffers.left.length === 0 && buffers.right.length === 0) this.byKey.delete(record.key);
-  }
-
-  private buffersOf(key: string) {
-    let buffers = this.byKey.get(key);
-    if (!buffers) {
-      buffers = { left: [], right: [] };
-      this.byKey.set(key, buffers);
+  private remove(record: Buffered): void {
+    if (record.indexed) this.byId.delete(record.id);
+    this.buffered -= 1;
+    record.gone = true;
+    if (record.next === record) {
+      this.byKey.delete(record.key);
+      return;
     }
-    return buffers;
+    record.prev.next = record.next;
+    record.next.prev = record.prev;
+    if (this.byKey.get(record.key) === record) this.byKey.set(record.key, record.next);
   }
-}
-
-/** Not a spread of `input`: V8 builds a spread plus a new field the slow way. */
-function buffered(input: JoinInput): Buffered {
-  return {
-    side: input.side,
-    key: input.key,
-    time: input.time,
-    id: input.id,
-    value: input.value,
-    matched: false,
-  };
 }
