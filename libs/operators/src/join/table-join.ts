@@ -6,9 +6,9 @@
 // the caller gives keys, times and ids, and moves the watermark (the smaller of the two
 // inputs'); the state is plain entries that a compacted changelog can mirror.
 import { JsonText, parseJsonText } from '../stateful/json-text';
-import { MinHeap } from '../stateful/min-heap';
 import type { StateEntry } from '../stateful/stage';
 import { WATERMARK_KEY } from '../stateful/stage';
+import { TimeQueue } from '../stateful/time-queue';
 import { JoinState } from './join-state';
 
 export type OnMissing = 'skip' | 'error' | 'emit';
@@ -72,7 +72,7 @@ export class TableJoin extends JoinState {
   /** Each key's versions, oldest first (only the latest when not temporal). */
   private readonly rows = new Map<string, StoredVersions>();
   /** Stream records waiting for the watermark (temporal only), by time. */
-  private readonly waiting = new MinHeap<StreamRecord>();
+  private readonly waiting = new TimeQueue<StreamRecord>();
   /** In arrival order: ids are the input's offsets, so the first unmirrored is the oldest. */
   private readonly waitingIds = new Map<string, StreamRecord>();
   /** Waiting records restored from a changelog written with `mirrorStream`: released, they are tombstoned. */
@@ -111,7 +111,7 @@ export class TableJoin extends JoinState {
       return;
     }
     if (this.waitingIds.has(record.id)) return; // ids are unique; a repeat is ignored
-    this.waiting.push(record.time, record, record.id);
+    this.waiting.push(record.time, record);
     this.waitingIds.set(record.id, record);
     if (this.tracking && this.mirrors) this.touchNew(streamKey(record.id));
   }
@@ -140,7 +140,7 @@ export class TableJoin extends JoinState {
   advanceTo(eventTime: number): void {
     if (!this.moveWatermark(eventTime) || !this.options.temporal) return;
     const horizon = this.horizon();
-    while (this.waiting.size > 0 && this.waiting.peekPriority() < horizon) this.release();
+    while (this.waiting.size > 0 && this.waiting.peekTime() < horizon) this.release();
   }
 
   /** End of input: every waiting stream record is joined with what the table holds. */
@@ -196,7 +196,7 @@ export class TableJoin extends JoinState {
       const waiting = value as { k: string; t: number; v: unknown };
       const record = { key: waiting.k, time: waiting.t, id: name, value: waiting.v };
       this.waitingIds.set(name, record);
-      this.waiting.push(record.time, record, name);
+      this.waiting.push(record.time, record);
       if (!this.mirrors) this.restoredIds.add(name);
     }
   }
@@ -219,7 +219,7 @@ export class TableJoin extends JoinState {
     this.rows.clear();
     this.waitingIds.clear();
     this.restoredIds.clear();
-    while (this.waiting.size > 0) this.waiting.pop();
+    this.waiting.clear();
     this.resetWatermark();
   }
 
@@ -268,7 +268,7 @@ export class TableJoin extends JoinState {
    * counts. Done when the key changes, so a watermark's move costs nothing per row.
    */
   private prune(key: string, versions: Version[]): void {
-    const bound = Math.min(this.horizon(), this.waiting.peekPriority());
+    const bound = Math.min(this.horizon(), this.waiting.peekTime());
     let keep = 0;
     while (keep + 1 < versions.length && versions[keep + 1]![0] <= bound) keep += 1;
     if (keep > 0) versions.splice(0, keep);
