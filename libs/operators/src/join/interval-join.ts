@@ -73,7 +73,8 @@ interface Buffered {
   readonly key: string;
   readonly time: number;
   readonly id: string;
-  readonly value: unknown;
+  /** Dropped once the record is gone: `arrivals` may hold a gone record a while. */
+  value: unknown;
   /** The last time a partner can have: once the horizon passes it, the record goes. */
   readonly expires: number;
   matched: boolean;
@@ -219,7 +220,7 @@ export class IntervalJoin extends JoinState {
         record = record.next;
       } while (record !== first);
     }
-    for (const id of this.lateIds.keys()) add(id);
+    for (const id of [...this.lateIds.keys(), ...this.restoredMatched]) add(id);
     return [...entries, ...this.watermarkEntries()];
   }
 
@@ -228,7 +229,8 @@ export class IntervalJoin extends JoinState {
     const id = key.slice(1);
     const record = this.byId.get(id);
     if (!record) {
-      // Not indexed: gone, late, or a record with no entry.
+      // Not indexed: gone, late, restored as a mark and not read again yet, or with no entry.
+      if (this.restoredMatched.has(id)) return MATCHED;
       const closes = this.lateIds.get(id);
       return closes === undefined ? null : ({ late: closes } satisfies RecordMark);
     }
@@ -415,19 +417,21 @@ export class IntervalJoin extends JoinState {
   private expire(record: Buffered): void {
     if (record.gone) return; // replaced by a restore
     if (this.tracking && this.inChangelog(record)) this.touch(entryKey(record.id));
+    const { value } = record;
     this.remove(record);
     if (record.matched) return;
     const { kind, emitter } = this.options;
     if (record.side === 'left' && kind !== 'inner')
-      emitter.joined({ key: record.key, time: record.time, left: record.value, right: null });
+      emitter.joined({ key: record.key, time: record.time, left: value, right: null });
     else if (record.side === 'right' && kind === 'outer')
-      emitter.joined({ key: record.key, time: record.time, left: null, right: record.value });
+      emitter.joined({ key: record.key, time: record.time, left: null, right: value });
   }
 
   private remove(record: Buffered): void {
     if (record.indexed) this.byId.delete(record.id);
     this.buffered -= 1;
     record.gone = true;
+    record.value = undefined;
     if (record.next === record) {
       this.byKey.delete(record.key);
       return;

@@ -248,7 +248,15 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
     });
   }
 
+  /**
+   * With `replayInputs`, ids are input offsets and come in order, each side's: one at or below
+   * the highest a side has taken is a repeat (a batch delivered again), ignored as the join
+   * ignores a repeated id when it mirrors its records. Without them it indexes no id.
+   */
+  private highest = { left: -1, right: -1 };
+
   add({ side, group, time, id, envelope }: StageInput): void {
+    if (!this.taken(side!, id!)) return;
     this.arriving = envelope;
     const value = this.context.shape.keep(side!, envelope);
     // One record may reach both sides (through two routes of a branch): ids are per side.
@@ -257,8 +265,28 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
 
   /** Buffered records are not in the changelog: read again, they are buffered again. */
   replay({ side, group, time, id, envelope }: StageInput): void {
+    if (!this.taken(side!, id!)) return;
     const value = this.context.shape.keep(side!, envelope);
     this.state.replay({ side: side!, key: group!, time, id: `${side![0]}${id}`, value });
+  }
+
+  override restore(entries: Iterable<StateEntry>): void {
+    this.highest = { left: -1, right: -1 };
+    super.restore(entries);
+  }
+
+  override clear(): void {
+    this.highest = { left: -1, right: -1 };
+    super.clear();
+  }
+
+  /** Whether an input is new (always, unless ids are input offsets). */
+  private taken(side: JoinSide, id: string): boolean {
+    if (!this.options.replayInputs) return true;
+    const offset = Number(id);
+    if (offset <= this.highest[side]) return false;
+    this.highest[side] = offset;
+    return true;
   }
 
   /** The input's offset, without the side the id starts with. */
