@@ -157,12 +157,12 @@ export class GroupConsumer {
       rebalanceTimeout: 60_000,
       heartbeatInterval: Math.max(500, Math.floor(this.options.sessionTimeoutMs / 10)),
       maxBytesPerPartition: 1024 * 1024,
-      // kafkajs lists a fetch's partitions in the same order every time, and the broker fills
-      // the response in that order, so with too small a total the last partitions wait while
-      // the first have data. In the join bench (18 partitions), at 8 MiB the interval join's
-      // watermark (its slowest source partition) stayed 24 to 86 hours of event time behind
-      // the newest record it had, and it buffered all of that; at 32 MiB, 5 to 19 hours.
-      // 32 MiB serves 32 partitions a full MiB each (README, Joins, session 33).
+      // The broker fills a response in the order the request lists partitions, which kafkajs
+      // shuffles, until this total: below a full MiB for every partition, each fetch serves a
+      // random subset and the partitions drift apart. In the join bench (18 partitions), at
+      // 8 MiB the interval join's watermark (its slowest source partition) stayed 24 to 86
+      // hours of event time behind the newest record it had, buffering all of that; at 32 MiB,
+      // 5 to 19 hours (README, Joins, session 33; Known issues).
       maxBytes: 32 * 1024 * 1024,
       retry: { initialRetryTime: 100, retries: 10 },
     });
