@@ -82,7 +82,7 @@ interface Buffered {
   mirrored: boolean;
   /** In `byId`. */
   indexed: boolean;
-  /** Removed by a restore while its expiry is still queued. */
+  /** Expired, or replaced by a restore, while its expiry or its arrival may still be queued. */
   gone: boolean;
   /**
    * The key's buffered records in arrival order, as a ring: `byKey` holds the first, whose
@@ -143,7 +143,7 @@ export class IntervalJoin extends JoinState {
 
   add(input: JoinInput): void {
     // Ids are unique. Mirrored, a repeat is ignored rather than left to corrupt the index;
-    // without, the processor feeds each input offset once (a second read goes to `replay`).
+    // without, the processor's stage drops an input offset it has taken (join-node.ts).
     if (this.mirrors && this.byId.has(input.id)) return;
     if (input.time < this.horizon()) {
       this.markLate(input);

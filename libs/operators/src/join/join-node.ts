@@ -256,7 +256,7 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
   private highest = { left: -1, right: -1 };
 
   add({ side, group, time, id, envelope }: StageInput): void {
-    if (!this.taken(side!, id!)) return;
+    if (!this.firstTime(side!, id!)) return;
     this.arriving = envelope;
     const value = this.context.shape.keep(side!, envelope);
     // One record may reach both sides (through two routes of a branch): ids are per side.
@@ -265,7 +265,7 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
 
   /** Buffered records are not in the changelog: read again, they are buffered again. */
   replay({ side, group, time, id, envelope }: StageInput): void {
-    if (!this.taken(side!, id!)) return;
+    if (!this.firstTime(side!, id!)) return;
     const value = this.context.shape.keep(side!, envelope);
     this.state.replay({ side: side!, key: group!, time, id: `${side![0]}${id}`, value });
   }
@@ -280,8 +280,8 @@ class IntervalJoinStage extends JoinStage<IntervalJoin> {
     super.clear();
   }
 
-  /** Whether an input is new (always, unless ids are input offsets). */
-  private taken(side: JoinSide, id: string): boolean {
+  /** Whether an input comes for the first time (always, unless ids are input offsets). */
+  private firstTime(side: JoinSide, id: string): boolean {
     if (!this.options.replayInputs) return true;
     const offset = Number(id);
     if (offset <= this.highest[side]) return false;
