@@ -9,11 +9,9 @@ import {
   endWithMarker,
   fetchStableOffset,
   fetchTopicOffsets,
-  findOpenTransactions,
   findPendingOffsetCommits,
   isUnstableOffsetCommit,
   retryBroker,
-  transactionOutcome,
 } from '@sluice/kafka';
 import type { CommittedOffset, OpenTransaction } from '@sluice/kafka';
 
@@ -24,8 +22,8 @@ import {
 } from './hanging-commit';
 import type { SpanOutcome } from './hanging-commit';
 import { HangingCommitError } from './open-transactions';
+import { spanOutcomes } from './span-outcomes';
 import type { TaskProducer } from './task-producer';
-import { splitKey } from './transaction-journal';
 import type { TransactionJournal, TransactionWrites } from './transaction-journal';
 
 /**
@@ -191,6 +189,11 @@ export class CommittedOffsetReader {
       );
     }
     if (decision.kind === 'commit') {
+      if (decision.offset === undefined) {
+        throw new HangingCommitError(
+          `${this.key}: after the fence the offset commit is still pending, and ${decision.reason}, but the transaction committed no offset of this task. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+        );
+      }
       const pending = await this.pendingOffsetCommit(decision.producerEpoch);
       logger.warn(
         { offset: decision.offset, reason: decision.reason, start_offset: pending.startOffset },
@@ -270,37 +273,10 @@ export class CommittedOffsetReader {
     );
   }
 
-  /**
-   * How a journaled transaction ended on each partition it wrote, keyed `topic/partition`
-   * (`SpanOutcome`).
-   */
-  private async outcomesAt(
-    writes: TransactionWrites | undefined,
-  ): Promise<Map<string, SpanOutcome>> {
-    const outcomes = new Map<string, SpanOutcome>();
-    if (writes === undefined || writes.firstOffsets.size === 0) return outcomes;
-    const { admin } = this.source;
-    const producerId = this.source.producer?.identity()?.producerId;
-    const byTopic = new Map<string, number[]>();
-    for (const key of writes.firstOffsets.keys()) {
-      const { topic, partition } = splitKey(key);
-      byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
-    }
-    const open = await findOpenTransactions(
-      admin,
-      [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-    );
-    for (const [key, startOffset] of writes.firstOffsets) {
-      const { topic, partition } = splitKey(key);
-      const here = open.filter((t) => t.topic === topic && t.partition === partition);
-      if (here.some((t) => t.startOffset === startOffset)) outcomes.set(key, 'open');
-      else if (
-        here.some((t) => t.producerId === producerId && BigInt(t.startOffset) < BigInt(startOffset))
-      )
-        outcomes.set(key, 'joined');
-      else outcomes.set(key, await transactionOutcome(admin, { topic, partition, startOffset }));
-    }
-    return outcomes;
+  /** How a journaled transaction ended on each partition it wrote (span-outcomes.ts). */
+  private outcomesAt(writes: TransactionWrites | undefined): Promise<Map<string, SpanOutcome>> {
+    const { admin, producer } = this.source;
+    return spanOutcomes(admin, writes, producer?.identity()?.producerId);
   }
 
   /** The partition's first offset: where the group starts reading it (`fromBeginning`). */

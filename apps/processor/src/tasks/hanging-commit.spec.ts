@@ -99,6 +99,7 @@ describe('decideHangingCommit', () => {
     expect(decideHangingCommit(begun(alone), outcomes('abort', 'open'))).toEqual({
       kind: 'abort',
       producerEpoch: 4,
+      begun: true,
       reason: expect.stringContaining('ABORT'),
     });
     expect(decideHangingCommit(begun(), outcomes('abort', 'open')).kind).toBe('refuse');
@@ -111,12 +112,19 @@ describe('decideHangingCommit', () => {
     expect(decideHangingCommit(begun(), acknowledgedAt('commit')).kind).toBe('refuse');
   });
 
-  it('refuses to commit again a transaction that committed no offset', () => {
+  it("commits again a replica's transaction, which journals no offset (its task's reader refuses that)", () => {
     const j = new TransactionJournal();
-    j.begin();
+    j.begin(2);
+    j.wrote([{ topicName: 'out', partition: 0, baseOffset: '5' }]);
     j.committing(undefined);
     j.acknowledged();
-    expect(decideHangingCommit(j, nothing).kind).toBe('refuse');
+    expect(decideHangingCommit(j, acknowledgedAt('open'))).toEqual({
+      kind: 'commit',
+      offset: undefined,
+      producerEpoch: 2,
+      begun: false,
+      reason: 'its commit was acknowledged',
+    });
   });
 
   describe('an acknowledged transaction, when the next one began no commit', () => {
@@ -144,6 +152,7 @@ describe('decideHangingCommit', () => {
       expect(decideHangingCommit(withNext(true), acknowledgedAt('abort'))).toEqual({
         kind: 'abort',
         producerEpoch: 3,
+        begun: false,
         reason: expect.stringContaining('the transaction after it wrote into its open span'),
       });
     });

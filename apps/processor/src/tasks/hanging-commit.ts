@@ -15,22 +15,23 @@ import type { TransactionJournal, TransactionWrites } from './transaction-journa
 
 export type HangingCommitDecision =
   /**
-   * Commit the pending offset commit: it was. `offset` is what the group then holds, and
-   * `producerEpoch` the epoch the transaction ran under (the pending commit's must be it).
-   * `begun`: it is the transaction whose commit was not acknowledged.
+   * Commit the pending offset commit: it was. `offset` is what the group then holds (a task's
+   * transaction commits one; a replica's, under exactly_once_v2, many, and the journal keeps
+   * none), and `producerEpoch` the epoch the transaction ran under (the pending commit's must
+   * be it). `begun`: it is the transaction whose commit was not acknowledged.
    */
   | {
       kind: 'commit';
-      offset: string;
+      offset: string | undefined;
       producerEpoch: number | undefined;
       begun: boolean;
       reason: string;
     }
   /**
    * Abort it (every partition the task may have written, with it): nothing of it was read.
-   * `producerEpoch`, as for a commit: the epoch the aborted transaction ran under.
+   * `producerEpoch` and `begun`, as for a commit.
    */
-  | { kind: 'abort'; producerEpoch: number | undefined; reason: string }
+  | { kind: 'abort'; producerEpoch: number | undefined; begun: boolean; reason: string }
   /** Neither is known to be right: an operator settles it (kafka-transactions). */
   | { kind: 'refuse'; reason: string };
 
@@ -110,6 +111,7 @@ export function decideHangingCommit(
     return {
       kind: 'abort',
       producerEpoch: begun.producerEpoch,
+      begun: true,
       reason: 'its commit was asked for and its markers say ABORT',
     };
   }
@@ -170,6 +172,7 @@ function decideAcknowledged(
   return {
     kind: 'abort',
     producerEpoch: acknowledged.producerEpoch,
+    begun: false,
     reason:
       'its commit was acknowledged, but none of its COMMIT markers arrived, and the transaction after it wrote into its open span on a partition (aborting it there)',
   };
@@ -192,9 +195,6 @@ function commitAgain(
   begun: boolean,
   reason: string,
 ): HangingCommitDecision {
-  if (writes.offset === undefined) {
-    return { kind: 'refuse', reason: `${reason}, but it committed no offset` };
-  }
   const { offset, producerEpoch } = writes;
   return { kind: 'commit', offset, producerEpoch, begun, reason };
 }

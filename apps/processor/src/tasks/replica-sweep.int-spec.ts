@@ -11,16 +11,19 @@ import pino from 'pino';
 
 import {
   createKafka,
+  endWithMarker,
   ensureTopics,
   fetchPartitionEnds,
   fetchStableOffset,
   findOpenTransactions,
+  findPendingOffsetCommits,
   transactionOutcome,
 } from '@sluice/kafka';
 import { uniqueName } from '@sluice/kafka/testing';
 
 import { HangingCommitError } from './open-transactions';
 import { RecordCollector } from './record-collector';
+import { settleOwnTransactions } from './replica-sweep';
 import { ReplicaTransaction } from './replica-transaction';
 import { partitionKey, TransactionJournal } from './transaction-journal';
 
@@ -64,6 +67,68 @@ describe("the replica's own transaction left open after its producer is opened a
     const [end] = await fetchPartitionEnds(admin, topic);
     expect(end!.stable).toBe(start); // every read_committed reader stops there
     return { topic, start, key: partitionKey(topic, 0), finish: () => open.abort() };
+  }
+
+  /**
+   * A stand-in's transaction, left open, that wrote three records to a topic and committed
+   * offset `offset` of a source partition for a group: as a replica's transaction whose markers
+   * the coordinator dropped on the group's offsets partition (and maybe elsewhere). The sweep is
+   * given the stand-in's producer id for the replica's own; `journaled` tells a journal the
+   * stand-in's transaction was the replica's, begun at `epoch` (its own by default).
+   */
+  async function openOffsetCommit(offset: string) {
+    const topic = uniqueName('replica-sweep.out');
+    const source = uniqueName('replica-sweep.source');
+    const group = uniqueName('replica-sweep.group');
+    await ensureTopics(admin, [
+      { topic, numPartitions: 1 },
+      { topic: source, numPartitions: 1 },
+    ]);
+    const standIn = kafka.producer({
+      transactionalId: uniqueName('replica-sweep.offsets-stand-in'),
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    producers.push(standIn);
+    await standIn.connect();
+    const open = await standIn.transaction();
+    const [written] = await open.sendBatch({
+      topicMessages: [{ topic, messages: ['a', 'b', 'c'].map((value) => ({ value })) }],
+    });
+    await open.sendOffsets({
+      consumerGroupId: group,
+      topics: [{ topic: source, partitions: [{ partition: 0, offset }] }],
+    });
+    const identity = standIn.transactionalIdentity()!;
+    const start = written!.baseOffset!;
+    const journaled = (journal: TransactionJournal, epoch = identity.producerEpoch) => {
+      journal.begin(epoch);
+      journal.wrote([{ topicName: topic, partition: 0, baseOffset: start }]);
+      journal.committing(undefined, [
+        { groupId: group, topics: [{ topic: source, partitions: [0] }] },
+      ]);
+      return journal;
+    };
+    const sweep = (journal: TransactionJournal) =>
+      settleOwnTransactions({
+        admin,
+        journal,
+        id: 'stand-in',
+        producerId: identity.producerId,
+        logger,
+      });
+    const stable = () => fetchStableOffset(admin, group, source, 0, undefined, false);
+    return {
+      topic,
+      start,
+      epoch: identity.producerEpoch,
+      journaled,
+      sweep,
+      stable,
+      pendingOfItsId: () => findPendingOffsetCommits(admin, identity.producerId, [group]),
+      finish: () => open.abort(),
+    };
   }
 
   function replicaWith(journal: TransactionJournal): ReplicaTransaction {
@@ -125,6 +190,62 @@ describe("the replica's own transaction left open after its producer is opened a
     const refused = replicaWith(journal).ready();
     await expect(refused).rejects.toThrow(HangingCommitError);
     await expect(refused).rejects.toThrow(`on ${key} an ABORT`);
+  }, 60_000);
+
+  it("commits the acknowledged transaction's offset commit left pending, and its span", async () => {
+    const { topic, start, journaled, sweep, stable, pendingOfItsId, finish } =
+      await openOffsetCommit('7');
+    await expect(stable()).rejects.toMatchObject({ type: 'UNSTABLE_OFFSET_COMMIT' });
+    const journal = journaled(new TransactionJournal());
+    journal.acknowledged();
+
+    await sweep(journal);
+    expect((await stable())?.offset).toBe('7');
+    expect(await pendingOfItsId()).toEqual([]);
+    expect(await transactionOutcome(admin, { topic, partition: 0, startOffset: start })).toBe(
+      'commit',
+    );
+    await finish(); // its own coordinator's marker, later, changes nothing read
+    expect((await stable())?.offset).toBe('7');
+  }, 60_000);
+
+  it("commits a begun transaction's offset commit left pending when its markers say COMMIT, then holds it acknowledged", async () => {
+    const { topic, start, journaled, sweep, stable, finish } = await openOffsetCommit('9');
+    const [span] = await findOpenTransactions(admin, [{ topic, partitions: [0] }]);
+    await endWithMarker(admin, span!, true); // this marker arrived; the offsets' was dropped
+    const journal = journaled(new TransactionJournal());
+
+    await sweep(journal);
+    expect((await stable())?.offset).toBe('9');
+    expect(journal.unacknowledged).toBeUndefined();
+    expect(journal.lastAcknowledged?.firstOffsets.get(partitionKey(topic, 0))).toBe(start);
+    await finish();
+  }, 60_000);
+
+  it("aborts a begun transaction's offset commit left pending when its markers say ABORT", async () => {
+    const { topic, journaled, sweep, stable, pendingOfItsId, finish } = await openOffsetCommit('9');
+    const [span] = await findOpenTransactions(admin, [{ topic, partitions: [0] }]);
+    await endWithMarker(admin, span!, false);
+    const journal = journaled(new TransactionJournal());
+
+    await sweep(journal);
+    expect(await stable()).toBeUndefined(); // nothing committed, and nothing pending
+    expect(await pendingOfItsId()).toEqual([]);
+    expect(journal.unacknowledged?.abortedAfterFence).toBe(true);
+    await finish();
+  }, 60_000);
+
+  it("refuses to end an offset commit left pending at another epoch than the journal's transaction", async () => {
+    // Not the transaction the journal holds (another owner's since, or one before it): its
+    // fate cannot be read from the journal's markers.
+    const { epoch, journaled, sweep, stable, finish } = await openOffsetCommit('9');
+    const journal = journaled(new TransactionJournal(), epoch + 1);
+    journal.acknowledged();
+    const refused = sweep(journal);
+    await expect(refused).rejects.toThrow(HangingCommitError);
+    await expect(refused).rejects.toThrow(`written at producer epoch ${epoch}, not ${epoch + 1}`);
+    await expect(stable()).rejects.toMatchObject({ type: 'UNSTABLE_OFFSET_COMMIT' });
+    await finish();
   }, 60_000);
 
   it('after each acknowledged commit, ends its span still open before the next transaction writes there', async () => {

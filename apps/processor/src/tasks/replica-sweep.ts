@@ -2,30 +2,52 @@
 // is opened anew (README, Known issues: a single-node broker going down drops the markers of
 // partitions left without a leader). InitProducerId has answered, so the coordinator holds
 // every transaction of the replica's id complete; one still open where the replica's journal
-// places it lacks a marker there and is ended as it was decided (open-transactions.ts). An
+// places it lacks a marker there and is ended as it was decided (open-transactions.ts). So is
+// an offset commit of the replica's still pending on a group's offsets partition: every task
+// that resumes one of its partitions waits on it (require_stable), and only a marker of the
+// replica's producer id ends it, which nothing else would write while those tasks wait. An
 // acknowledged transaction whose records an ABORT ended (the next transaction had written into
 // its open span, and the reopening aborted that one) cannot be mended by any marker: the
 // replica refuses to go on, naming the partitions, rather than run on state that lacks them.
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
-import { transactionOutcome } from '@sluice/kafka';
+import {
+  endWithMarker,
+  findPendingOffsetCommits,
+  offsetCommitPending,
+  transactionOutcome,
+} from '@sluice/kafka';
+import type { OpenTransaction } from '@sluice/kafka';
 
+import { decideHangingCommit, decidingTransaction } from './hanging-commit';
 import { endOpenTransactions, HangingCommitError } from './open-transactions';
+import { spanOutcomes } from './span-outcomes';
 import { splitKey } from './transaction-journal';
 import type { TransactionJournal } from './transaction-journal';
 
-export async function settleOwnTransactions(options: {
+/** UNSTABLE_OFFSET_COMMIT answers (10 ms doubling: some 150 ms) before a pending commit is sought. */
+export const UNSTABLE_ASKS = 5;
+
+export interface OwnTransactions {
   admin: Admin;
   journal: TransactionJournal;
   /** The replica's transactional id, for the messages. */
   id: string;
+  /** Its producer id, as InitProducerId answered it (the same across epochs). */
+  producerId: string | undefined;
   logger: Logger;
-}): Promise<void> {
+}
+
+export async function settleOwnTransactions(options: OwnTransactions): Promise<void> {
   const { admin, journal, id, logger } = options;
+  await settleOwnOffsetCommits(options);
   // The offset commits of a replica's transaction are many: none tells the committing one's
-  // fate, which the journal then leaves undecided (the refusal names kafka-transactions).
+  // fate, which the journal leaves undecided (the refusal names kafka-transactions) unless a
+  // pending one of them was just ended as it was decided.
   await endOpenTransactions({ admin, journal, committed: undefined, taskKey: id, logger });
+  if (journal.lastAcknowledged?.abortedAfterFence) journal.forgetAcknowledged();
+  journal.settled();
   const acknowledged = journal.lastAcknowledged;
   const aborted: string[] = [];
   for (const [key, startOffset] of acknowledged?.firstOffsets ?? []) {
@@ -37,4 +59,53 @@ export async function settleOwnTransactions(options: {
       `${id}: the coordinator acknowledged this replica's last commit, but on ${aborted.join(', ')} an ABORT of the transaction after it ended its records (their own marker was dropped): the state changes and results there are gone. Reset the group's offsets of the partitions whose tasks wrote there to before that commit to redo their input (what did commit comes out again)`,
     );
   }
+}
+
+/**
+ * Each group the journal's transactions sent offsets to answers whether a commit of those
+ * partitions is pending (OffsetFetch with require_stable, the group's own grant); only then is
+ * its offsets partition asked whose (DescribeProducers: an optional grant). The replica's own is ended as the journal's deciding
+ * transaction was decided, read from its markers on the partitions it wrote (hanging-commit.ts,
+ * the rules a task's own producer follows after its fence): every pending one the same way, as
+ * one transaction's commit writes them all.
+ */
+async function settleOwnOffsetCommits(options: OwnTransactions): Promise<void> {
+  const { admin, journal, id, producerId, logger } = options;
+  if (producerId === undefined) return;
+  const pending: OpenTransaction[] = [];
+  for (const { groupId, topics } of journal.groupOffsets()) {
+    if (!(await offsetCommitPending(admin, groupId, topics, UNSTABLE_ASKS))) continue;
+    pending.push(...(await findPendingOffsetCommits(admin, producerId, [groupId])));
+  }
+  if (pending.length === 0) return;
+  const where = pending
+    .map((commit) => `${commit.topic}/${commit.partition} from offset ${commit.startOffset}`)
+    .join(', ');
+  const refuse = (reason: string) =>
+    new HangingCommitError(
+      `${id}: after its producer was opened anew, an offset commit of this replica is still pending on ${where}, and ${reason}. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
+    );
+  const decision = decideHangingCommit(
+    journal,
+    await spanOutcomes(admin, decidingTransaction(journal), producerId),
+  );
+  if (decision.kind === 'refuse') throw refuse(decision.reason);
+  // Another epoch's: a transaction the journal does not hold, whose fate it cannot read.
+  const other = pending.find(
+    (commit) =>
+      decision.producerEpoch !== undefined && commit.producerEpoch !== decision.producerEpoch,
+  );
+  if (other !== undefined) {
+    throw refuse(
+      `it was written at producer epoch ${other.producerEpoch}, not ${decision.producerEpoch}, the epoch of the transaction the journal holds`,
+    );
+  }
+  logger.warn(
+    { pending: where, marker: decision.kind, reason: decision.reason },
+    "an offset commit of this replica's is still pending after its producer was opened anew (its coordinator never wrote the marker there); ending it as its transaction was decided",
+  );
+  const committed = decision.kind === 'commit';
+  for (const commit of pending) await endWithMarker(admin, commit, committed);
+  if (!committed) journal.abortedAfterFence(decision.begun);
+  else if (decision.begun) journal.committedAfterFence();
 }

@@ -33,7 +33,7 @@ import type { AskedFor } from '@sluice/kafka';
 
 import { endOpenTransactions, HangingCommitError } from './open-transactions';
 import { RecordCollector } from './record-collector';
-import { settleOwnTransactions } from './replica-sweep';
+import { settleOwnTransactions, UNSTABLE_ASKS } from './replica-sweep';
 import { TaskMigratedError } from './task-errors';
 import type { OffsetToCommit } from './task-producer';
 import type { TaskTransactions } from './task-transactions';
@@ -41,9 +41,6 @@ import { TransactionJournal } from './transaction-journal';
 
 /** About what one task's batch sends: the measure of `backlog` for records waiting. */
 const RECORDS_PER_CALL = 2_000;
-
-/** UNSTABLE_OFFSET_COMMIT answers (10 ms doubling: some 150 ms) before a pending commit is sought. */
-const UNSTABLE_ASKS = 5;
 
 export function replicaTransactionalId(group: string, processorId: string, index: number): string {
   // `/` is in no topic name, so this is never a task's id (`<group>.<topic>.<partition>`).
@@ -209,7 +206,10 @@ export class ReplicaTransaction {
     await this.sendRecords(open);
     const transaction = await this.current();
     // Noted before the offsets go out: from then on the outcome is the coordinator's.
-    this.journal.committing(undefined);
+    this.journal.committing(
+      undefined,
+      byGroup(offsets).map(([groupId, topics]) => ({ groupId, topics })),
+    );
     for (const ofMember of byMember(offsets)) {
       const [{ groupId, member }] = ofMember as [OffsetToCommit];
       await transaction.sendOffsets({
@@ -298,6 +298,7 @@ export class ReplicaTransaction {
         admin: this.options.admin,
         journal: this.journal,
         id,
+        producerId: producer.transactionalIdentity()?.producerId,
         logger: this.options.logger,
       });
     } catch (error) {

@@ -104,4 +104,20 @@ describe('TransactionJournal.decide', () => {
     expect(j.lastAcknowledged?.firstOffsets.get(OUT)).toBe('9');
     expect(j.unacknowledged).toBeUndefined();
   });
+
+  it('aborts what the fence found aborted: the begun transaction, or the acknowledged one', () => {
+    const begun = journal();
+    begun.begin();
+    begun.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
+    begun.committing(undefined); // a replica's transaction: the journal keeps no offset
+    expect(begun.decide(OUT, '9', undefined).kind).toBe('unknown');
+    begun.abortedAfterFence(true);
+    expect(begun.decide(OUT, '9', undefined).kind).toBe('abort');
+    expect(begun.decide(LOG, '7', undefined).kind).toBe('commit'); // the acknowledged one's
+
+    const acknowledged = journal();
+    acknowledged.abortedAfterFence(false);
+    expect(acknowledged.decide(OUT, '5', '10').kind).toBe('abort');
+    expect(acknowledged.decide(LOG, '7', '10').kind).toBe('abort');
+  });
 });

@@ -3,10 +3,18 @@
 // open after the fence (its coordinator decided it, but a marker never reached a partition:
 // README, Known issues) can be told apart from another producer's and ended as it was decided.
 
+/** The partitions of one group whose offsets a transaction's offset commit carries. */
+export interface GroupOffsets {
+  groupId: string;
+  topics: Array<{ topic: string; partitions: number[] }>;
+}
+
 /** One transaction's writes. */
 export interface TransactionWrites {
-  /** The offset its commit carries, once the commit is asked for. */
+  /** The offset its commit carries, once the commit is asked for (a task's transaction). */
   offset: string | undefined;
+  /** Where its offset commit goes (a replica's transaction, which commits many offsets). */
+  groupOffsets: GroupOffsets[];
   /**
    * Its commit was begun (the offset commit may have been sent, then EndTxn): the coordinator
    * may have decided either way.
@@ -16,6 +24,8 @@ export interface TransactionWrites {
   producerEpoch: number | undefined;
   /** Its offset commit, found hanging after the fence, was committed (hanging-commit.ts). */
   committedAfterFence: boolean;
+  /** Its offset commit, found hanging after the fence, was aborted (hanging-commit.ts). */
+  abortedAfterFence: boolean;
   /** `topic/partition` → the offset of the transaction's first record there. */
   firstOffsets: Map<string, string>;
 }
@@ -47,9 +57,11 @@ export class TransactionJournal {
   begin(producerEpoch?: number): void {
     this.unacknowledged = {
       offset: undefined,
+      groupOffsets: [],
       committing: false,
       producerEpoch,
       committedAfterFence: false,
+      abortedAfterFence: false,
       firstOffsets: new Map(),
     };
   }
@@ -67,9 +79,10 @@ export class TransactionJournal {
     }
   }
 
-  committing(offset: string | undefined): void {
+  committing(offset: string | undefined, groupOffsets: GroupOffsets[] = []): void {
     if (this.unacknowledged === undefined) return;
     this.unacknowledged.offset = offset;
+    this.unacknowledged.groupOffsets = groupOffsets;
     this.unacknowledged.committing = true;
   }
 
@@ -80,6 +93,16 @@ export class TransactionJournal {
    */
   committedAfterFence(): void {
     if (this.unacknowledged !== undefined) this.unacknowledged.committedAfterFence = true;
+  }
+
+  /**
+   * The offset commit found hanging after the fence was ended with ABORT: of the transaction
+   * whose commit was begun (`begun`), else of the acknowledged one. What it left open is ended
+   * with ABORT too (`decide`).
+   */
+  abortedAfterFence(begun: boolean): void {
+    const writes = begun ? this.unacknowledged : this.lastAcknowledged;
+    if (writes !== undefined) writes.abortedAfterFence = true;
   }
 
   /** Once its open partitions are ended, a transaction committed after the fence is acknowledged. */
@@ -95,6 +118,13 @@ export class TransactionJournal {
   /** The acknowledged transaction was aborted by this task (its offset commit hung). */
   forgetAcknowledged(): void {
     this.lastAcknowledged = undefined;
+  }
+
+  /** Where either transaction's offset commit went: where one of them may still be pending. */
+  groupOffsets(): GroupOffsets[] {
+    return [this.lastAcknowledged, this.unacknowledged].flatMap(
+      (writes) => writes?.groupOffsets ?? [],
+    );
   }
 
   /** Every partition either transaction wrote, by topic. */
@@ -124,6 +154,8 @@ export class TransactionJournal {
     const acknowledged = this.lastAcknowledged;
     const open = this.unacknowledged;
     if (acknowledged?.firstOffsets.get(key) === startOffset) {
+      if (acknowledged.abortedAfterFence)
+        return { kind: 'abort', reason: 'its offset commit was aborted after the fence' };
       // A later transaction that wrote here joined the open span (the partition sees one open
       // transaction per producer): a COMMIT would commit its records too, whatever its fate.
       if (open?.firstOffsets.has(key) && !open.committedAfterFence)
@@ -137,6 +169,8 @@ export class TransactionJournal {
     if (open?.firstOffsets.get(key) !== startOffset) return { kind: 'not-ours' };
     if (open.committedAfterFence)
       return { kind: 'commit', reason: 'its offset commit was committed after the fence' };
+    if (open.abortedAfterFence)
+      return { kind: 'abort', reason: 'its offset commit was aborted after the fence' };
     if (!open.committing) return { kind: 'abort', reason: 'its commit was never asked for' };
     if (open.offset !== undefined && open.offset !== acknowledged?.offset) {
       if (committed === open.offset)
