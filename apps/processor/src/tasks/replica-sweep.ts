@@ -46,7 +46,6 @@ export async function settleOwnTransactions(options: OwnTransactions): Promise<v
   // fate, which the journal leaves undecided (the refusal names kafka-transactions) unless a
   // pending one of them was just ended as it was decided.
   await endOpenTransactions({ admin, journal, committed: undefined, taskKey: id, logger });
-  if (journal.lastAcknowledged?.abortedAfterFence) journal.forgetAcknowledged();
   journal.settled();
   const acknowledged = journal.lastAcknowledged;
   const aborted: string[] = [];
@@ -64,20 +63,29 @@ export async function settleOwnTransactions(options: OwnTransactions): Promise<v
 /**
  * Each group the journal's transactions sent offsets to answers whether a commit of those
  * partitions is pending (OffsetFetch with require_stable, the group's own grant); only then is
- * its offsets partition asked whose (DescribeProducers: an optional grant). The replica's own is ended as the journal's deciding
- * transaction was decided, read from its markers on the partitions it wrote (hanging-commit.ts,
- * the rules a task's own producer follows after its fence): every pending one the same way, as
- * one transaction's commit writes them all.
+ * its offsets partition asked whose (DescribeProducers: an optional grant).
  */
 async function settleOwnOffsetCommits(options: OwnTransactions): Promise<void> {
-  const { admin, journal, id, producerId, logger } = options;
+  const { admin, journal, producerId } = options;
   if (producerId === undefined) return;
-  const pending: OpenTransaction[] = [];
+  const pending = new Map<string, OpenTransaction>();
   for (const { groupId, topics } of journal.groupOffsets()) {
     if (!(await offsetCommitPending(admin, groupId, topics, UNSTABLE_ASKS))) continue;
-    pending.push(...(await findPendingOffsetCommits(admin, producerId, [groupId])));
+    // Groups may share an offsets partition: one open transaction there, found once.
+    for (const commit of await findPendingOffsetCommits(admin, producerId, [groupId]))
+      pending.set(`${commit.topic}/${commit.partition}`, commit);
   }
-  if (pending.length === 0) return;
+  if (pending.size === 0) return;
+  await endPending([...pending.values()], options);
+}
+
+/**
+ * The replica's own pending offset commits, ended as the journal's deciding transaction was
+ * decided, read from its markers on the partitions it wrote (hanging-commit.ts, the rules a
+ * task's own producer follows after its fence): all the same way, as one commit wrote them.
+ */
+async function endPending(pending: OpenTransaction[], options: OwnTransactions): Promise<void> {
+  const { admin, journal, id, producerId, logger } = options;
   const where = pending
     .map((commit) => `${commit.topic}/${commit.partition} from offset ${commit.startOffset}`)
     .join(', ');
@@ -90,6 +98,11 @@ async function settleOwnOffsetCommits(options: OwnTransactions): Promise<void> {
     await spanOutcomes(admin, decidingTransaction(journal), producerId),
   );
   if (decision.kind === 'refuse') throw refuse(decision.reason);
+  // Its tasks went on from the acknowledged offsets (each holds them as the floor no resume may
+  // go below), which an ABORT would put the group behind. Unreachable as the commits run: the
+  // check after each acknowledged commit ends its spans before the next transaction writes.
+  if (decision.kind === 'abort' && !decision.begun)
+    throw refuse(`${decision.reason}, and its tasks went on from its offsets`);
   // Another epoch's: a transaction the journal does not hold, whose fate it cannot read.
   const other = pending.find(
     (commit) =>
@@ -106,6 +119,6 @@ async function settleOwnOffsetCommits(options: OwnTransactions): Promise<void> {
   );
   const committed = decision.kind === 'commit';
   for (const commit of pending) await endWithMarker(admin, commit, committed);
-  if (!committed) journal.abortedAfterFence(decision.begun);
+  if (!committed) journal.abortedAfterFence();
   else if (decision.begun) journal.committedAfterFence();
 }

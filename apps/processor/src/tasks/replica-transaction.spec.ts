@@ -380,6 +380,41 @@ describe('ReplicaTransaction', () => {
     ]);
   });
 
+  it('on reopening, asks each group its last transactions sent offsets to whether a commit is pending', async () => {
+    // A pending one of the replica's own (a marker a broker dropped) would hold every task of
+    // those partitions (replica-sweep.int-spec.ts ends it on the real broker).
+    const asked: unknown[] = [];
+    const admin = {
+      ...settledAdmin,
+      fetchOffsets: async (request: unknown) => {
+        asked.push(request);
+        return [];
+      },
+    } as unknown as Admin;
+    const broker = recordingKafka();
+    const replica = new ReplicaTransaction({
+      kafka: broker.kafka,
+      admin,
+      id: 'g.replica/r0',
+      logger: pino({ level: 'silent' }),
+      transactionTimeoutMs: 10_000,
+    });
+    const [a, b] = await fencedPair(replica);
+    a.handle('10', 'a1');
+    b.handle('20', 'b1');
+    a.handOver();
+    await replica.idle();
+    const afterCommit = asked.length; // the check after the commit asks too
+    a.handle('11', 'a2');
+    await a.share.close(); // writes no commit covers: the transaction is aborted
+
+    await b.share.fence(); // the producer is opened anew
+    expect(broker.producers()).toBe(2);
+    expect(asked.slice(afterCommit)).toEqual([
+      { groupId: 'g', topics: [{ topic: 'in', partitions: [0, 1] }], requireStable: true },
+    ]);
+  });
+
   it("fails every task with the broker's refusal of the offset commit", async () => {
     const refusal = Object.assign(new Error('The generation is not valid'), {
       type: 'ILLEGAL_GENERATION',

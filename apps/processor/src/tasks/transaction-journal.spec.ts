@@ -105,19 +105,30 @@ describe('TransactionJournal.decide', () => {
     expect(j.unacknowledged).toBeUndefined();
   });
 
-  it('aborts what the fence found aborted: the begun transaction, or the acknowledged one', () => {
-    const begun = journal();
-    begun.begin();
-    begun.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
-    begun.committing(undefined); // a replica's transaction: the journal keeps no offset
-    expect(begun.decide(OUT, '9', undefined).kind).toBe('unknown');
-    begun.abortedAfterFence(true);
-    expect(begun.decide(OUT, '9', undefined).kind).toBe('abort');
-    expect(begun.decide(LOG, '7', undefined).kind).toBe('commit'); // the acknowledged one's
+  it("lists where both transactions' offset commits went, once per group", () => {
+    const j = new TransactionJournal();
+    j.begin();
+    j.committing(undefined, [{ groupId: 'g', topics: [{ topic: 'in', partitions: [0, 1] }] }]);
+    j.acknowledged();
+    j.begin();
+    j.committing(undefined, [
+      { groupId: 'g', topics: [{ topic: 'in', partitions: [1, 2] }] },
+      { groupId: 'h', topics: [{ topic: 'in', partitions: [0] }] },
+    ]);
+    expect(j.groupOffsets()).toEqual([
+      { groupId: 'g', topics: [{ topic: 'in', partitions: [0, 1, 2] }] },
+      { groupId: 'h', topics: [{ topic: 'in', partitions: [0] }] },
+    ]);
+  });
 
-    const acknowledged = journal();
-    acknowledged.abortedAfterFence(false);
-    expect(acknowledged.decide(OUT, '5', '10').kind).toBe('abort');
-    expect(acknowledged.decide(LOG, '7', '10').kind).toBe('abort');
+  it('aborts what the fence found aborted', () => {
+    const j = journal();
+    j.begin();
+    j.wrote([{ topicName: 'out', partition: 0, baseOffset: '9' }]);
+    j.committing(undefined); // a replica's transaction: the journal keeps no offset
+    expect(j.decide(OUT, '9', undefined).kind).toBe('unknown');
+    j.abortedAfterFence();
+    expect(j.decide(OUT, '9', undefined).kind).toBe('abort');
+    expect(j.decide(LOG, '7', undefined).kind).toBe('commit'); // the acknowledged one's
   });
 });

@@ -96,13 +96,11 @@ export class TransactionJournal {
   }
 
   /**
-   * The offset commit found hanging after the fence was ended with ABORT: of the transaction
-   * whose commit was begun (`begun`), else of the acknowledged one. What it left open is ended
-   * with ABORT too (`decide`).
+   * The unacknowledged transaction's offset commit, found hanging after the fence, was ended
+   * with ABORT (replica-sweep.ts): what it left open is ended with ABORT too (`decide`).
    */
-  abortedAfterFence(begun: boolean): void {
-    const writes = begun ? this.unacknowledged : this.lastAcknowledged;
-    if (writes !== undefined) writes.abortedAfterFence = true;
+  abortedAfterFence(): void {
+    if (this.unacknowledged !== undefined) this.unacknowledged.abortedAfterFence = true;
   }
 
   /** Once its open partitions are ended, a transaction committed after the fence is acknowledged. */
@@ -120,11 +118,23 @@ export class TransactionJournal {
     this.lastAcknowledged = undefined;
   }
 
-  /** Where either transaction's offset commit went: where one of them may still be pending. */
+  /** Where either transaction's offset commit went (where one may still be pending), by group. */
   groupOffsets(): GroupOffsets[] {
-    return [this.lastAcknowledged, this.unacknowledged].flatMap(
-      (writes) => writes?.groupOffsets ?? [],
-    );
+    const byGroup = new Map<string, Map<string, Set<number>>>();
+    for (const writes of [this.lastAcknowledged, this.unacknowledged]) {
+      for (const { groupId, topics } of writes?.groupOffsets ?? []) {
+        if (!byGroup.has(groupId)) byGroup.set(groupId, new Map());
+        const group = byGroup.get(groupId)!;
+        for (const { topic, partitions } of topics) {
+          if (!group.has(topic)) group.set(topic, new Set());
+          for (const partition of partitions) group.get(topic)!.add(partition);
+        }
+      }
+    }
+    return [...byGroup].map(([groupId, topics]) => ({
+      groupId,
+      topics: [...topics].map(([topic, partitions]) => ({ topic, partitions: [...partitions] })),
+    }));
   }
 
   /** Every partition either transaction wrote, by topic. */
@@ -154,8 +164,6 @@ export class TransactionJournal {
     const acknowledged = this.lastAcknowledged;
     const open = this.unacknowledged;
     if (acknowledged?.firstOffsets.get(key) === startOffset) {
-      if (acknowledged.abortedAfterFence)
-        return { kind: 'abort', reason: 'its offset commit was aborted after the fence' };
       // A later transaction that wrote here joined the open span (the partition sees one open
       // transaction per producer): a COMMIT would commit its records too, whatever its fate.
       if (open?.firstOffsets.has(key) && !open.committedAfterFence)
