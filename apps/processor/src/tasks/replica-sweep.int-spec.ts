@@ -78,10 +78,12 @@ describe("the replica's own transaction left open after its producer is opened a
    */
   async function openOffsetCommit(offset: string) {
     const topic = uniqueName('replica-sweep.out');
+    const second = uniqueName('replica-sweep.changelog');
     const source = uniqueName('replica-sweep.source');
     const group = uniqueName('replica-sweep.group');
     await ensureTopics(admin, [
       { topic, numPartitions: 1 },
+      { topic: second, numPartitions: 1 },
       { topic: source, numPartitions: 1 },
     ]);
     const standIn = kafka.producer({
@@ -93,8 +95,11 @@ describe("the replica's own transaction left open after its producer is opened a
     producers.push(standIn);
     await standIn.connect();
     const open = await standIn.transaction();
-    const [written] = await open.sendBatch({
-      topicMessages: [{ topic, messages: ['a', 'b', 'c'].map((value) => ({ value })) }],
+    const [written, writtenSecond] = await open.sendBatch({
+      topicMessages: [topic, second].map((to) => ({
+        topic: to,
+        messages: ['a', 'b', 'c'].map((value) => ({ value })),
+      })),
     });
     await open.sendOffsets({
       consumerGroupId: group,
@@ -102,9 +107,13 @@ describe("the replica's own transaction left open after its producer is opened a
     });
     const identity = standIn.transactionalIdentity()!;
     const start = written!.baseOffset!;
+    const secondStart = writtenSecond!.baseOffset!;
     const journaled = (journal: TransactionJournal, epoch = identity.producerEpoch) => {
       journal.begin(epoch);
-      journal.wrote([{ topicName: topic, partition: 0, baseOffset: start }]);
+      journal.wrote([
+        { topicName: topic, partition: 0, baseOffset: start },
+        { topicName: second, partition: 0, baseOffset: secondStart },
+      ]);
       journal.committing(undefined, [
         { groupId: group, topics: [{ topic: source, partitions: [0] }] },
       ]);
@@ -122,6 +131,8 @@ describe("the replica's own transaction left open after its producer is opened a
     return {
       topic,
       start,
+      second,
+      secondStart,
       epoch: identity.producerEpoch,
       journaled,
       sweep,
@@ -233,6 +244,28 @@ describe("the replica's own transaction left open after its producer is opened a
     expect(await pendingOfItsId()).toEqual([]);
     expect(journal.unacknowledged?.abortedAfterFence).toBe(true);
     await finish();
+  }, 60_000);
+
+  it("ends a begun transaction's span left open as its markers elsewhere say, its offset commit not pending", async () => {
+    // The commit's answer was lost; its coordinator's markers reached the offsets partition and
+    // one data partition, not the other.
+    for (const committed of [true, false]) {
+      const { topic, second, secondStart, journaled, sweep, stable, pendingOfItsId, finish } =
+        await openOffsetCommit('9');
+      const [span] = await findOpenTransactions(admin, [{ topic, partitions: [0] }]);
+      await endWithMarker(admin, span!, committed);
+      const [offsets] = await pendingOfItsId();
+      await endWithMarker(admin, offsets!, committed);
+      const journal = journaled(new TransactionJournal());
+
+      await sweep(journal);
+      expect(await findOpenTransactions(admin, [{ topic: second, partitions: [0] }])).toEqual([]);
+      expect(
+        await transactionOutcome(admin, { topic: second, partition: 0, startOffset: secondStart }),
+      ).toBe(committed ? 'commit' : 'abort');
+      expect((await stable())?.offset).toBe(committed ? '9' : undefined);
+      await finish();
+    }
   }, 60_000);
 
   it("refuses to end an offset commit left pending at another epoch than the journal's transaction", async () => {

@@ -42,9 +42,9 @@ export interface OwnTransactions {
 export async function settleOwnTransactions(options: OwnTransactions): Promise<void> {
   const { admin, journal, id, logger } = options;
   await settleOwnOffsetCommits(options);
-  // The offset commits of a replica's transaction are many: none tells the committing one's
-  // fate, which the journal leaves undecided (the refusal names kafka-transactions) unless a
-  // pending one of them was just ended as it was decided.
+  await decideBegunByItsMarkers(options);
+  // The journal keeps no offsets of a replica's transaction to tell a begun commit's fate by:
+  // unless a marker of it told, it stays undecided (the refusal names kafka-transactions).
   await endOpenTransactions({ admin, journal, committed: undefined, taskKey: id, logger });
   journal.settled();
   const acknowledged = journal.lastAcknowledged;
@@ -58,6 +58,27 @@ export async function settleOwnTransactions(options: OwnTransactions): Promise<v
       `${id}: the coordinator acknowledged this replica's last commit, but on ${aborted.join(', ')} an ABORT of the transaction after it ended its records (their own marker was dropped): the state changes and results there are gone. Reset the group's offsets of the partitions whose tasks wrote there to before that commit to redo their input (what did commit comes out again)`,
     );
   }
+}
+
+/**
+ * A begun commit whose offset commit is not pending (its marker arrived there) and whose span is
+ * still open on a data partition: a marker of it that arrived on another partition says how its
+ * coordinator decided it, as every marker of one transaction says the same. Mixed or none: left
+ * undecided.
+ */
+async function decideBegunByItsMarkers(options: OwnTransactions): Promise<void> {
+  const { admin, journal, producerId } = options;
+  const begun = journal.unacknowledged;
+  if (!begun?.committing || begun.committedAfterFence || begun.abortedAfterFence) return;
+  const outcomes = new Set((await spanOutcomes(admin, begun, producerId)).values());
+  if (!outcomes.has('open') && !outcomes.has('joined')) return; // nothing left to end
+  if (outcomes.has('commit') === outcomes.has('abort')) return;
+  options.logger.warn(
+    { marker: outcomes.has('commit') ? 'commit' : 'abort' },
+    "the replica's commit that went unanswered is still open on a partition it wrote; its markers elsewhere say how it was decided",
+  );
+  if (outcomes.has('commit')) journal.committedAfterFence();
+  else journal.abortedAfterFence();
 }
 
 /**
