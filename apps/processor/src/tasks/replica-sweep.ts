@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 
 import {
   endWithMarker,
+  findOpenTransactions,
   findPendingOffsetCommits,
   offsetCommitPending,
   transactionOutcome,
@@ -22,7 +23,7 @@ import type { OpenTransaction } from '@sluice/kafka';
 
 import { decideHangingCommit, decidingTransaction } from './hanging-commit';
 import { endOpenTransactions, HangingCommitError } from './open-transactions';
-import { spanOutcomes } from './span-outcomes';
+import { spanOutcomes, writtenBy } from './span-outcomes';
 import { splitKey } from './transaction-journal';
 import type { TransactionJournal } from './transaction-journal';
 
@@ -70,8 +71,12 @@ async function decideBegunByItsMarkers(options: OwnTransactions): Promise<void> 
   const { admin, journal, producerId } = options;
   const begun = journal.unacknowledged;
   if (!begun?.committing || begun.committedAfterFence || begun.abortedAfterFence) return;
+  if (begun.firstOffsets.size === 0) return;
+  // Asked first, as a commit refused (a rebalance) reopens with nothing left open: the markers
+  // of every partition it wrote are read only when something is.
+  const open = await findOpenTransactions(admin, writtenBy(begun));
+  if (!open.some((transaction) => transaction.producerId === producerId)) return;
   const outcomes = new Set((await spanOutcomes(admin, begun, producerId)).values());
-  if (!outcomes.has('open') && !outcomes.has('joined')) return; // nothing left to end
   if (outcomes.has('commit') === outcomes.has('abort')) return;
   options.logger.warn(
     { marker: outcomes.has('commit') ? 'commit' : 'abort' },

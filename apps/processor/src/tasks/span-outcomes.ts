@@ -20,15 +20,7 @@ export async function spanOutcomes(
 ): Promise<Map<string, SpanOutcome>> {
   const outcomes = new Map<string, SpanOutcome>();
   if (writes === undefined || writes.firstOffsets.size === 0) return outcomes;
-  const byTopic = new Map<string, number[]>();
-  for (const key of writes.firstOffsets.keys()) {
-    const { topic, partition } = splitKey(key);
-    byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
-  }
-  const open = await findOpenTransactions(
-    admin,
-    [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-  );
+  const open = await findOpenTransactions(admin, writtenBy(writes));
   for (const [key, startOffset] of writes.firstOffsets) {
     const { topic, partition } = splitKey(key);
     const here = open.filter((t) => t.topic === topic && t.partition === partition);
@@ -40,4 +32,16 @@ export async function spanOutcomes(
     else outcomes.set(key, await transactionOutcome(admin, { topic, partition, startOffset }));
   }
   return outcomes;
+}
+
+/** The partitions a transaction wrote, by topic. */
+export function writtenBy(
+  writes: TransactionWrites,
+): Array<{ topic: string; partitions: number[] }> {
+  const byTopic = new Map<string, number[]>();
+  for (const key of writes.firstOffsets.keys()) {
+    const { topic, partition } = splitKey(key);
+    byTopic.set(topic, [...(byTopic.get(topic) ?? []), partition]);
+  }
+  return [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
 }
