@@ -24,7 +24,10 @@ export interface TransactionWrites {
   producerEpoch: number | undefined;
   /** Its offset commit, found hanging after the fence, was committed (hanging-commit.ts). */
   committedAfterFence: boolean;
-  /** Its offset commit, found hanging after the fence, was aborted (hanging-commit.ts). */
+  /**
+   * Found aborted after the fence (replica-sweep.ts): its hanging offset commit ended with
+   * ABORT, or its markers that arrived say ABORT.
+   */
   abortedAfterFence: boolean;
   /** `topic/partition` → the offset of the transaction's first record there. */
   firstOffsets: Map<string, string>;
@@ -96,8 +99,8 @@ export class TransactionJournal {
   }
 
   /**
-   * The unacknowledged transaction's offset commit, found hanging after the fence, was ended
-   * with ABORT (replica-sweep.ts): what it left open is ended with ABORT too (`decide`).
+   * The unacknowledged transaction was found aborted after the fence (replica-sweep.ts): what
+   * it left open is ended with ABORT too (`decide`).
    */
   abortedAfterFence(): void {
     if (this.unacknowledged !== undefined) this.unacknowledged.abortedAfterFence = true;
