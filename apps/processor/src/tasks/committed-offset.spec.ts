@@ -20,7 +20,7 @@ const adminHolding = (offset: string) =>
       ]),
   }) as unknown as Admin;
 
-const readerOf = (admin: Admin, memory: PartitionMemory) =>
+const readerOf = (admin: Admin, memory: PartitionMemory, producer = {} as TaskProducer) =>
   new CommittedOffsetReader({
     admin,
     consumerGroup: 'unit.processor',
@@ -28,7 +28,7 @@ const readerOf = (admin: Admin, memory: PartitionMemory) =>
     partition: 0,
     logger: pino({ level: 'silent' }),
     memory,
-    producer: {} as TaskProducer,
+    producer,
     writtenPartitions: () => Promise.resolve([]),
   });
 
@@ -60,5 +60,27 @@ describe('lowerFloorForMove', () => {
       offset: '40',
       metadata: undefined,
     });
+  });
+});
+
+describe('CommittedOffsetReader.readAfterFence', () => {
+  it('after the fence, refuses to commit a pending offset commit again when its transaction committed no offset of the task', async () => {
+    // decideHangingCommit commits such a transaction again (a replica's commits many offsets,
+    // and its journal keeps none); a task's own commit must carry the offset it resumes from.
+    const unstable = Object.assign(new Error('There are unstable offsets'), {
+      type: 'UNSTABLE_OFFSET_COMMIT',
+      retriable: true,
+    });
+    const admin = { fetchOffsets: () => Promise.reject(unstable) } as unknown as Admin;
+    const memory = memoryAt(undefined);
+    memory.journal.begin(2);
+    memory.journal.committing(undefined);
+    memory.journal.acknowledged();
+    const reader = readerOf(admin, memory, {
+      identity: () => undefined,
+    } as unknown as TaskProducer);
+    await expect(reader.readAfterFence()).rejects.toThrow(
+      'the transaction committed no offset of this task',
+    );
   });
 });
