@@ -47,19 +47,24 @@ describe("the replica's own transaction left open after its producer is opened a
     await admin.disconnect();
   });
 
-  /** A topic with three records in a stand-in's transaction that stays open. */
-  async function openSpan() {
-    const topic = uniqueName('replica-sweep');
-    await ensureTopics(admin, [{ topic, numPartitions: 1 }]);
+  /** A transactional producer of another id (closed after the tests), with its open transaction. */
+  async function standInTransaction(name: string) {
     const standIn = kafka.producer({
-      transactionalId: uniqueName('replica-sweep.stand-in'),
+      transactionalId: uniqueName(name),
       idempotent: true,
       maxInFlightRequests: 1,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
     producers.push(standIn);
     await standIn.connect();
-    const open = await standIn.transaction();
+    return { standIn, open: await standIn.transaction() };
+  }
+
+  /** A topic with three records in a stand-in's transaction that stays open. */
+  async function openSpan() {
+    const topic = uniqueName('replica-sweep');
+    await ensureTopics(admin, [{ topic, numPartitions: 1 }]);
+    const { open } = await standInTransaction('replica-sweep.stand-in');
     const [written] = await open.sendBatch({
       topicMessages: [{ topic, messages: ['a', 'b', 'c'].map((value) => ({ value })) }],
     });
@@ -86,15 +91,7 @@ describe("the replica's own transaction left open after its producer is opened a
       { topic: second, numPartitions: 1 },
       { topic: source, numPartitions: 1 },
     ]);
-    const standIn = kafka.producer({
-      transactionalId: uniqueName('replica-sweep.offsets-stand-in'),
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
-    producers.push(standIn);
-    await standIn.connect();
-    const open = await standIn.transaction();
+    const { standIn, open } = await standInTransaction('replica-sweep.offsets-stand-in');
     const [written, writtenSecond] = await open.sendBatch({
       topicMessages: [topic, second].map((to) => ({
         topic: to,
@@ -328,14 +325,7 @@ describe("the replica's own transaction left open after its producer is opened a
     const group = uniqueName('replica-sweep.group');
     const source = uniqueName('replica-sweep.source');
     await ensureTopics(admin, [{ topic: source, numPartitions: 1 }]);
-    const standIn = kafka.producer({
-      transactionalId: uniqueName('replica-sweep.offsets-stand-in'),
-      idempotent: true,
-      maxInFlightRequests: 1,
-    });
-    producers.push(standIn);
-    await standIn.connect();
-    const pending = await standIn.transaction();
+    const { open: pending } = await standInTransaction('replica-sweep.offsets-stand-in');
     await pending.sendOffsets({
       consumerGroupId: group,
       topics: [{ topic: source, partitions: [{ partition: 0, offset: '7' }] }],

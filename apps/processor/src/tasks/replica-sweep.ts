@@ -25,10 +25,10 @@ import { decideHangingCommit, decidingTransaction } from './hanging-commit';
 import { endOpenTransactions, HangingCommitError } from './open-transactions';
 import { spanOutcomes, writtenBy } from './span-outcomes';
 import { splitKey } from './transaction-journal';
-import type { TransactionJournal } from './transaction-journal';
+import type { GroupOffsets, TransactionJournal } from './transaction-journal';
 
 /** UNSTABLE_OFFSET_COMMIT answers (10 ms doubling: some 150 ms) before a pending commit is sought. */
-export const UNSTABLE_ASKS = 5;
+const UNSTABLE_ASKS = 5;
 
 export interface OwnTransactions {
   admin: Admin;
@@ -76,7 +76,7 @@ async function decideBegunByItsMarkers(options: OwnTransactions): Promise<void> 
   // of every partition it wrote are read only when something is.
   const open = await findOpenTransactions(admin, writtenBy(begun));
   if (!open.some((transaction) => transaction.producerId === producerId)) return;
-  const outcomes = new Set((await spanOutcomes(admin, begun, producerId)).values());
+  const outcomes = new Set((await spanOutcomes(admin, begun, producerId, open)).values());
   if (outcomes.has('commit') === outcomes.has('abort')) return;
   options.logger.warn(
     { marker: outcomes.has('commit') ? 'commit' : 'abort' },
@@ -87,22 +87,34 @@ async function decideBegunByItsMarkers(options: OwnTransactions): Promise<void> 
 }
 
 /**
- * Each group the journal's transactions sent offsets to answers whether a commit of those
- * partitions is pending (OffsetFetch with require_stable, the group's own grant); only then is
- * its offsets partition asked whose (DescribeProducers: an optional grant).
+ * The replica's own offset commits still pending for `groups`' partitions, each once. Each
+ * group answers first whether a commit of its partitions is pending (OffsetFetch with
+ * require_stable, the group's own grant), asked a few times, as a group coordinator may apply a
+ * marker just after the transaction's coordinator has counted it written; only while one is,
+ * its offsets partition is asked whose (DescribeProducers: an optional grant on
+ * `__consumer_offsets`, named when refused).
  */
-async function settleOwnOffsetCommits(options: OwnTransactions): Promise<void> {
-  const { admin, journal, producerId } = options;
-  if (producerId === undefined) return;
-  const pending = new Map<string, OpenTransaction>();
-  for (const { groupId, topics } of journal.groupOffsets()) {
+export async function ownPendingOffsetCommits(
+  admin: Admin,
+  producerId: string,
+  groups: readonly GroupOffsets[],
+): Promise<Array<OpenTransaction & { groupId: string }>> {
+  const pending = new Map<string, OpenTransaction & { groupId: string }>();
+  for (const { groupId, topics } of groups) {
     if (!(await offsetCommitPending(admin, groupId, topics, UNSTABLE_ASKS))) continue;
     // Groups may share an offsets partition: one open transaction there, found once.
     for (const commit of await findPendingOffsetCommits(admin, producerId, [groupId]))
-      pending.set(`${commit.topic}/${commit.partition}`, commit);
+      pending.set(`${commit.topic}/${commit.partition}`, { ...commit, groupId });
   }
-  if (pending.size === 0) return;
-  await endPending([...pending.values()], options);
+  return [...pending.values()];
+}
+
+/** The offset commits of the journal's transactions still pending, ended as decided. */
+async function settleOwnOffsetCommits(options: OwnTransactions): Promise<void> {
+  const { admin, journal, producerId } = options;
+  if (producerId === undefined) return;
+  const pending = await ownPendingOffsetCommits(admin, producerId, journal.groupOffsets());
+  if (pending.length > 0) await endPending(pending, options);
 }
 
 /**

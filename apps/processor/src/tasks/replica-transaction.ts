@@ -20,10 +20,8 @@ import type { Logger } from 'pino';
 
 import {
   endWithMarker,
-  findPendingOffsetCommits,
   KAFKAJS_BROKER_RETRY,
   KeyPartitioner,
-  offsetCommitPending,
   onTopics,
   transactionBegunBy,
   transactionEnded,
@@ -33,11 +31,12 @@ import type { AskedFor } from '@sluice/kafka';
 
 import { endOpenTransactions, HangingCommitError } from './open-transactions';
 import { RecordCollector } from './record-collector';
-import { settleOwnTransactions, UNSTABLE_ASKS } from './replica-sweep';
+import { ownPendingOffsetCommits, settleOwnTransactions } from './replica-sweep';
 import { TaskMigratedError } from './task-errors';
 import type { OffsetToCommit } from './task-producer';
 import type { TaskTransactions } from './task-transactions';
 import { TransactionJournal } from './transaction-journal';
+import type { GroupOffsets } from './transaction-journal';
 
 /** About what one task's batch sends: the measure of `backlog` for records waiting. */
 const RECORDS_PER_CALL = 2_000;
@@ -206,10 +205,7 @@ export class ReplicaTransaction {
     await this.sendRecords(open);
     const transaction = await this.current();
     // Noted before the offsets go out: from then on the outcome is the coordinator's.
-    this.journal.committing(
-      undefined,
-      byGroup(offsets).map(([groupId, topics]) => ({ groupId, topics })),
-    );
+    this.journal.committing(undefined, byGroup(offsets));
     for (const ofMember of byMember(offsets)) {
       const [{ groupId, member }] = ofMember as [OffsetToCommit];
       await transaction.sendOffsets({
@@ -341,36 +337,33 @@ export class ReplicaTransaction {
   }
 
   /**
-   * The group answers whether a commit of the offsets is still pending (OffsetFetch with
-   * require_stable: the group's own grant), asked a few times, as a group coordinator may apply
-   * a marker just after the transaction's coordinator has counted it written. Only while one
-   * is, the group's offsets partition is asked which (DescribeProducers, then the record where
-   * it begins: an optional grant on `__consumer_offsets`). One of this producer that began in
-   * its current epoch is the commit just acknowledged, since an epoch commits every transaction
-   * it does not fail, and is ended with COMMIT. One begun in an earlier epoch cannot be told
-   * from an aborted one here: the replica refuses to go on, naming it.
+   * An offset commit of the offsets still pending (`ownPendingOffsetCommits`: asked of the
+   * group, then of its offsets partition, then the record where it begins). One of this
+   * producer that began in its current epoch is the commit just acknowledged, since an epoch
+   * commits every transaction it does not fail, and is ended with COMMIT. One begun in an
+   * earlier epoch cannot be told from an aborted one here: the replica refuses to go on,
+   * naming it.
    */
   private async endOffsetCommitsLeftOpen(offsets: OffsetToCommit[]): Promise<void> {
     const identity = this.producer?.transactionalIdentity();
     if (identity === undefined) return;
     const { admin, id, logger } = this.options;
-    for (const [groupId, topics] of byGroup(offsets)) {
-      if (!(await offsetCommitPending(admin, groupId, topics, UNSTABLE_ASKS))) continue;
-      // Each names the grant on the offsets topic it is refused (an optional one: README, ACLs).
-      const open = await findPendingOffsetCommits(admin, identity.producerId, [groupId]);
-      for (const commit of open) {
-        const begun = await transactionBegunBy(admin, commit);
-        const where = `${commit.topic}/${commit.partition} from offset ${commit.startOffset}`;
-        if (begun?.producerEpoch !== identity.producerEpoch)
-          throw new HangingCommitError(
-            `${id}: an offset commit of this replica is pending on ${where}, begun at producer epoch ${begun?.producerEpoch ?? 'unknown'}, not the current ${identity.producerEpoch}: whether it was committed cannot be told here. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
-          );
-        logger.warn(
-          { group: groupId, partition: commit.partition, start_offset: commit.startOffset },
-          "the replica's acknowledged offset commit is still pending on the offsets partition (its coordinator never wrote the marker there); ending it with COMMIT",
+    for (const commit of await ownPendingOffsetCommits(
+      admin,
+      identity.producerId,
+      byGroup(offsets),
+    )) {
+      const begun = await transactionBegunBy(admin, commit);
+      const where = `${commit.topic}/${commit.partition} from offset ${commit.startOffset}`;
+      if (begun?.producerEpoch !== identity.producerEpoch)
+        throw new HangingCommitError(
+          `${id}: an offset commit of this replica is pending on ${where}, begun at producer epoch ${begun?.producerEpoch ?? 'unknown'}, not the current ${identity.producerEpoch}: whether it was committed cannot be told here. Settle it with kafka-transactions (find-hanging, then abort or complete)`,
         );
-        await endWithMarker(admin, commit, true);
-      }
+      logger.warn(
+        { group: commit.groupId, partition: commit.partition, start_offset: commit.startOffset },
+        "the replica's acknowledged offset commit is still pending on the offsets partition (its coordinator never wrote the marker there); ending it with COMMIT",
+      );
+      await endWithMarker(admin, commit, true);
     }
   }
 
@@ -527,20 +520,17 @@ function byMember(offsets: OffsetToCommit[]): OffsetToCommit[][] {
 }
 
 /** The offsets' partitions by group, as OffsetFetch asks for them. */
-function byGroup(offsets: OffsetToCommit[]) {
+function byGroup(offsets: OffsetToCommit[]): GroupOffsets[] {
   const groups = new Map<string, OffsetToCommit[]>();
   for (const offset of offsets)
     groups.set(offset.groupId, [...(groups.get(offset.groupId) ?? []), offset]);
-  return [...groups].map(
-    ([groupId, own]) =>
-      [
-        groupId,
-        byTopic(own).map(({ topic, partitions }) => ({
-          topic,
-          partitions: partitions.map((p) => p.partition),
-        })),
-      ] as const,
-  );
+  return [...groups].map(([groupId, own]) => ({
+    groupId,
+    topics: byTopic(own).map(({ topic, partitions }) => ({
+      topic,
+      partitions: partitions.map((p) => p.partition),
+    })),
+  }));
 }
 
 function byTopic(offsets: OffsetToCommit[]) {

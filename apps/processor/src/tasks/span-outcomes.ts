@@ -4,6 +4,7 @@
 import type { Admin } from 'kafkajs';
 
 import { findOpenTransactions, transactionOutcome } from '@sluice/kafka';
+import type { OpenTransaction } from '@sluice/kafka';
 
 import type { SpanOutcome } from './hanging-commit';
 import { splitKey } from './transaction-journal';
@@ -17,10 +18,12 @@ export async function spanOutcomes(
   admin: Admin,
   writes: TransactionWrites | undefined,
   producerId: string | undefined,
+  /** What is open on the partitions it wrote, when the caller has just asked. */
+  asked?: readonly OpenTransaction[],
 ): Promise<Map<string, SpanOutcome>> {
   const outcomes = new Map<string, SpanOutcome>();
   if (writes === undefined || writes.firstOffsets.size === 0) return outcomes;
-  const open = await findOpenTransactions(admin, writtenBy(writes));
+  const open = asked ?? (await findOpenTransactions(admin, writtenBy(writes)));
   for (const [key, startOffset] of writes.firstOffsets) {
     const { topic, partition } = splitKey(key);
     const here = open.filter((t) => t.topic === topic && t.partition === partition);
